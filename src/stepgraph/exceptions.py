@@ -1,0 +1,131 @@
+"""Every error stepgraph raises, under one base.
+
+The tree::
+
+    StepgraphError
+    ├── TaskFileError            a task file that cannot be read or does not match the schema
+    ├── UnitError                an unknown unit, or two units of different dimensions
+    ├── ToolError
+    │   ├── ToolDefinitionError  a Python function that cannot become a tool
+    │   ├── ToolArgumentError    arguments that fail a tool's schema
+    │   └── CalculationError     an expression `calculate` refuses or cannot evaluate
+    ├── PlanValidationError      a step graph rejected before anything runs (build time)
+    ├── StepExecutionError       a step that failed while running (run time)
+    ├── VerificationError        a run whose results did not pass re-verification
+    ├── ApprovalError            a plan the approval policy does not let run
+    └── JournalError             a journal that cannot be read
+
+Build-time problems (`PlanValidationError`) are kept apart from run-time ones
+(`StepExecutionError`, `VerificationError`), as pydantic_graph does: the first means
+"change the plan", the others "the plan ran and something went wrong".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class StepgraphError(Exception):
+    """Base of every error stepgraph raises."""
+
+
+class TaskFileError(StepgraphError):
+    """A task file that is missing, not YAML, or does not match the task schema."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+class UnitError(StepgraphError):
+    """An unknown unit, or a conversion between units of different dimensions."""
+
+
+class ToolError(StepgraphError):
+    """Base of the errors about tools and their arguments."""
+
+
+class ToolDefinitionError(ToolError):
+    """A Python function that cannot be turned into a tool."""
+
+
+class ToolArgumentError(ToolError):
+    """Arguments that do not match a tool's schema."""
+
+    def __init__(self, message: str, *, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
+class CalculationError(ToolError):
+    """An expression that `calculate` refuses or cannot evaluate."""
+
+
+@dataclass(frozen=True)
+class PlanProblem:
+    """One thing wrong with a plan: which step, and what to change."""
+
+    step: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"step '{self.step}': {self.message}" if self.step else self.message
+
+
+class PlanValidationError(StepgraphError):
+    """A step graph rejected by the static checks; nothing has run."""
+
+    def __init__(self, problems: list[PlanProblem]) -> None:
+        lines = "\n".join(f"- {problem}" for problem in problems)
+        super().__init__(f"the plan has {len(problems)} problem(s):\n{lines}")
+        self.problems = problems
+
+
+class StepExecutionError(StepgraphError):
+    """A step that raised, timed out, or returned a value of the wrong unit."""
+
+    def __init__(self, message: str, *, step: str, run_id: str | None = None) -> None:
+        super().__init__(f"step '{step}': {message}")
+        self.step = step
+        self.run_id = run_id
+
+
+class VerificationError(StepgraphError):
+    """A run whose results did not pass re-verification."""
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class ApprovalError(StepgraphError):
+    """A plan that the approval policy does not allow to run."""
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class JournalError(StepgraphError):
+    """A journal file that cannot be read at all."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+__all__ = [
+    "ApprovalError",
+    "CalculationError",
+    "JournalError",
+    "PlanProblem",
+    "PlanValidationError",
+    "StepExecutionError",
+    "StepgraphError",
+    "TaskFileError",
+    "ToolArgumentError",
+    "ToolDefinitionError",
+    "ToolError",
+    "UnitError",
+    "VerificationError",
+]

@@ -1,0 +1,213 @@
+"""Ready-set dispatch: a step starts as soon as its own inputs exist.
+
+No level-by-level barriers and no polling: the scheduler thread sleeps in
+`concurrent.futures.wait` until a call finishes or the nearest deadline passes.
+All journal events are written from this one thread, so `seq` follows real order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.executor._pool import WorkerPool
+from stepgraph.journal import JournalWriter
+from stepgraph.model import Observation, Step
+from stepgraph.references import ReferenceError_, resolve
+from stepgraph.tools import Tool, ToolRegistry
+from stepgraph.units import convert, format_value
+
+
+@dataclass
+class Execution:
+    """What a run of the graph produced."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    observations: list[Observation] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class _Attempt:
+    step: Step
+    number: int
+    started: float
+    deadline: float
+
+
+class _StepFailure(Exception):
+    """A failure that retrying cannot fix (bad arguments, a wrong unit)."""
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, StepgraphError | _StepFailure):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+class Scheduler:
+    """Runs a validated graph on a worker pool, journaling every step."""
+
+    def __init__(
+        self,
+        graph: nx.DiGraph,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter,
+        *,
+        max_workers: int = 8,
+    ) -> None:
+        self.graph = graph
+        self.tools = tools
+        self.journal = journal
+        self.max_workers = max_workers
+        self.result = Execution()
+        self._scope: dict[str, Any] = {"inputs": dict(inputs)}
+        self._waiting = {node: graph.in_degree(node) for node in graph}
+        self._ready = deque(node for node, count in self._waiting.items() if count == 0)
+        self._running: dict[Future[Any], _Attempt] = {}
+        self._pool = WorkerPool()
+
+    def run(self) -> Execution:
+        """Run every step that can run; return values, observations, failures and skips."""
+        try:
+            while self._ready or self._running:
+                while self._ready and len(self._running) < self.max_workers:
+                    self._launch(self.graph.nodes[self._ready.popleft()]["step"], 1)
+                if not self._running:
+                    continue
+                now = time.monotonic()
+                nearest = min(attempt.deadline for attempt in self._running.values())
+                done, _ = wait(self._running, timeout=max(0.0, nearest - now), return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._finish(future)
+                self._expire(time.monotonic())
+        finally:
+            self._pool.shutdown()
+        return self.result
+
+    def _launch(self, step: Step, number: int) -> None:
+        tool = self.tools.get(step.tool)
+        if number == 1:
+            self.journal.emit("thought", step=step.id, text=step.thought)
+        started = time.monotonic()
+        try:
+            args = {
+                name: resolve(value, self._scope, exact=name in tool.exact_args)
+                for name, value in step.args.items()
+            }
+        except ReferenceError_ as e:
+            self._record_failure(step, number, started, _StepFailure(str(e)), final=True)
+            return
+        self.result.actions[step.id] = args
+        self.journal.emit("action", step=step.id, tool=tool.name, args=args, attempt=number)
+        future = self._submit(tool, args)
+        self._running[future] = _Attempt(step, number, started, started + step.timeout)
+
+    def _submit(self, tool: Tool, args: dict[str, Any]) -> Future[Any]:
+        def validated() -> dict[str, Any]:
+            try:
+                return tool.validate_args(args)
+            except StepgraphError as e:
+                raise _StepFailure(str(e)) from e
+
+        if tool.is_async:
+
+            async def call_async() -> Any:
+                return await tool.func(**validated())
+
+            return self._pool.submit_async(call_async)
+        return self._pool.submit(lambda: tool.func(**validated()))
+
+    def _finish(self, future: Future[Any]) -> None:
+        attempt = self._running.pop(future)
+        step = attempt.step
+        error = future.exception()
+        if error is None:
+            try:
+                value = future.result()
+                if step.expect_unit is not None:
+                    value = convert(value, step.expect_unit)
+            except StepgraphError as e:
+                error = _StepFailure(f"expect_unit '{step.expect_unit}': {e}")
+        if error is not None:
+            retry = not isinstance(error, _StepFailure) and attempt.number <= step.retries
+            self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
+            if retry:
+                self._launch(step, attempt.number + 1)
+            return
+        self._observe(Observation(
+            step=step.id, ok=True, value=value, attempt=attempt.number,
+            duration_ms=(time.monotonic() - attempt.started) * 1000,
+        ), final=True)
+        self.result.values[step.id] = value
+        self._scope[step.id] = value
+        for successor in self.graph.successors(step.id):
+            self._waiting[successor] -= 1
+            if self._waiting[successor] == 0:
+                self._ready.append(successor)
+
+    def _expire(self, now: float) -> None:
+        for future, attempt in list(self._running.items()):
+            if now < attempt.deadline or future.done():
+                continue
+            del self._running[future]
+            future.cancel()  # stops a coroutine; a sync call is abandoned on its daemon thread
+            step = attempt.step
+            error = TimeoutError(f"no result after {step.timeout:g} s (attempt {attempt.number})")
+            retry = attempt.number <= step.retries
+            self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
+            if retry:
+                self._launch(step, attempt.number + 1)
+
+    def _record_failure(
+        self, step: Step, number: int, started: float, error: BaseException, *, final: bool
+    ) -> None:
+        message = _describe(error)
+        self._observe(Observation(
+            step=step.id, ok=False, error=message, attempt=number,
+            duration_ms=(time.monotonic() - started) * 1000,
+        ), final=final)
+        if not final:
+            return
+        self.result.failed[step.id] = message
+        for descendant in sorted(nx.descendants(self.graph, step.id)):
+            if descendant not in self.result.skipped:
+                reason = f"depends on '{step.id}', which failed: {message}"
+                self.result.skipped[descendant] = reason
+                self.journal.emit("step.skipped", step=descendant, reason=reason)
+
+    def _observe(self, observation: Observation, *, final: bool) -> None:
+        self.result.observations.append(observation)
+        self.journal.emit(
+            "observation",
+            step=observation.step,
+            ok=observation.ok,
+            value=observation.value,
+            display=format_value(observation.value) if observation.ok else None,
+            error=observation.error,
+            attempt=observation.attempt,
+            duration_ms=round(observation.duration_ms, 3),
+            final=final,
+        )
+
+
+def execute(
+    graph: nx.DiGraph,
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any],
+    journal: JournalWriter,
+    *,
+    max_workers: int = 8,
+) -> Execution:
+    """Run a validated graph; see `Scheduler`."""
+    return Scheduler(graph, tools, inputs, journal, max_workers=max_workers).run()

@@ -1,0 +1,192 @@
+"""Static checks of a step graph: everything that can be known before anything runs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import networkx as nx
+
+from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError
+from stepgraph.model import RESERVED_IDS, Check, Step, StepGraph
+from stepgraph.references import REFERENCE_PATTERN, Reference, find_references, resolve
+from stepgraph.references import whole_reference
+from stepgraph.tools import UNKNOWN, ToolRegistry
+from stepgraph.tools._calculate import check_syntax
+from stepgraph.units import compatible, dimension_name, parse_unit, quantity
+
+
+def build_graph(steps: list[Step]) -> nx.DiGraph:
+    """A DiGraph with an edge from each step to the steps that use its output or wait for it."""
+    graph = nx.DiGraph()
+    ids = {step.id for step in steps}
+    for step in steps:
+        graph.add_node(step.id, step=step)
+    for step in steps:
+        for upstream in dependencies(step):
+            if upstream in ids:
+                graph.add_edge(upstream, step.id)
+    return graph
+
+
+def dependencies(step: Step) -> list[str]:
+    """Ids a step waits for: those its arguments reference, then its `depends_on`."""
+    found = [ref.step for ref in find_references(step.args) if ref.step not in RESERVED_IDS]
+    return list(dict.fromkeys([*found, *step.depends_on]))
+
+
+def validate_plan(
+    plan: StepGraph,
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any] | None = None,
+    checks: list[Check] | None = None,
+) -> nx.DiGraph:
+    """Return the plan's graph, or raise `PlanValidationError` listing every problem."""
+    inputs = inputs or {}
+    problems: list[PlanProblem] = []
+    if not plan.steps:
+        problems.append(PlanProblem(None, "the plan has no steps; add at least one tool call"))
+    ids = Counter(step.id for step in plan.steps)
+    for step_id, count in sorted(ids.items()):
+        if count > 1:
+            problems.append(PlanProblem(step_id, f"id used by {count} steps; ids must be unique"))
+        if step_id in RESERVED_IDS:
+            problems.append(PlanProblem(step_id, f"'{step_id}' is reserved; choose another id"))
+    for step in plan.steps:
+        problems.extend(_step_problems(step, ids, tools, inputs))
+    for index, check in enumerate([*plan.checks, *(checks or [])], start=1):
+        problems.extend(_check_problems(index, check, ids, inputs))
+    graph = build_graph(plan.steps)
+    cycle_problems = _cycle_problems(graph)
+    problems.extend(cycle_problems)
+    if not cycle_problems and not problems:
+        problems.extend(_unit_problems(graph, tools, inputs))
+    if problems:
+        raise PlanValidationError(problems)
+    return graph
+
+
+def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, Any]) -> str | None:
+    if ref.step == "inputs":
+        if not ref.path:
+            return f"{ref.text} must name an input, e.g. ${{inputs.{next(iter(inputs), 'name')}}}"
+        if ref.path[0] not in inputs:
+            known = ", ".join(sorted(inputs)) or "none"
+            return f"{ref.text} names no task input (inputs: {known})"
+        return None
+    if ref.step not in ids:
+        known = ", ".join(sorted(ids)) or "none"
+        return f"{ref.text} refers to no step (steps: {known})"
+    return None
+
+
+def _step_problems(
+    step: Step, ids: Counter[str], tools: ToolRegistry, inputs: Mapping[str, Any]
+) -> list[PlanProblem]:
+    messages: list[str] = []
+    for ref in find_references(step.args):
+        if ref.step == step.id:
+            messages.append(f"{ref.text} refers to the step itself")
+        elif (problem := _reference_problem(ref, ids, inputs)) is not None:
+            messages.append(problem)
+    for upstream in step.depends_on:
+        if upstream == step.id:
+            messages.append("depends_on names the step itself")
+        elif upstream not in ids:
+            messages.append(f"depends_on names unknown step '{upstream}'")
+    if step.tool not in tools:
+        messages.append(f"unknown tool '{step.tool}' (allowed: {', '.join(tools.names())})")
+    else:
+        referenced = [name for name, value in step.args.items() if whole_reference(value)]
+        messages.extend(tools.get(step.tool).literal_arg_problems(step.args, referenced))
+    if step.expect_unit is not None:
+        try:
+            parse_unit(step.expect_unit)
+        except StepgraphError as e:
+            messages.append(f"expect_unit: {e}")
+    return [PlanProblem(step.id, message) for message in messages]
+
+
+def _check_problems(
+    index: int, check: Check, ids: Counter[str], inputs: Mapping[str, Any]
+) -> list[PlanProblem]:
+    messages = [
+        problem
+        for ref in find_references(check.expression)
+        if (problem := _reference_problem(ref, ids, inputs)) is not None
+    ]
+    try:
+        check_syntax(check.expression)
+    except StepgraphError as e:
+        messages.append(str(e))
+    return [PlanProblem(None, f"check {index} ({check.expression}): {m}") for m in messages]
+
+
+def _cycle_problems(graph: nx.DiGraph) -> list[PlanProblem]:
+    problems = []
+    for node in sorted(nx.nodes_with_selfloops(graph)):
+        problems.append(PlanProblem(node, "depends on itself"))
+    for component in nx.strongly_connected_components(graph):
+        if len(component) < 2:
+            continue
+        edges = nx.find_cycle(graph.subgraph(component), source=min(component))
+        path = " -> ".join([edge[0] for edge in edges] + [edges[0][0]])
+        problems.append(
+            PlanProblem(min(component), f"cycle {path}; remove one of these dependencies")
+        )
+    return problems
+
+
+def _unit_problems(
+    graph: nx.DiGraph, tools: ToolRegistry, inputs: Mapping[str, Any]
+) -> list[PlanProblem]:
+    """Run each tool's static hook on prototypes (magnitude 1, real units) in graph order."""
+    prototypes: dict[str, Any] = {"inputs": dict(inputs)}
+    problems = []
+    for step_id in nx.topological_sort(graph):
+        step: Step = graph.nodes[step_id]["step"]
+        tool = tools.get(step.tool)
+        prototype = UNKNOWN
+        try:
+            args = _prototype_args(step.args, prototypes, tool.exact_args)
+            if tool.infer is not None:
+                prototype = tool.infer(args)
+        except StepgraphError as e:
+            problems.append(PlanProblem(step_id, str(e)))
+        if step.expect_unit is not None:
+            if prototype is not UNKNOWN and not compatible(prototype, step.expect_unit):
+                expected = parse_unit(step.expect_unit)
+                problems.append(
+                    PlanProblem(
+                        step_id,
+                        f"output is in {dimension_name(prototype)} but expect_unit "
+                        f"'{step.expect_unit}' is {dimension_name(expected)}",
+                    )
+                )
+            prototype = quantity(1, parse_unit(step.expect_unit))
+        prototypes[step_id] = prototype
+    return problems
+
+
+def _prototype_args(args: dict[str, Any], prototypes: dict[str, Any], exact: frozenset[str]) -> Any:
+    resolved = {}
+    for name, value in args.items():
+        refs = list(find_references(value))
+        known = all(_known(ref, prototypes) for ref in refs)
+        if not refs:
+            resolved[name] = value
+        elif not known:
+            resolved[name] = value if name in exact else UNKNOWN
+        else:
+            resolved[name] = resolve(value, prototypes, exact=name in exact)
+    return resolved
+
+
+def _known(ref: Reference, prototypes: dict[str, Any]) -> bool:
+    if ref.step == "inputs":
+        return True
+    return prototypes.get(ref.step, UNKNOWN) is not UNKNOWN and not ref.path
+
+
+__all__ = ["REFERENCE_PATTERN", "build_graph", "dependencies", "validate_plan"]

@@ -1,0 +1,37 @@
+"""The journal: every Thought, Action and Observation of a run, one JSON line each."""
+
+from stepgraph.journal._events import (
+    Action,
+    AnswerEvent,
+    CheckEvent,
+    JournalEvent,
+    ObservationEvent,
+    PlanApproved,
+    PlanInvalid,
+    PlanProposed,
+    RunEnd,
+    RunStart,
+    StepSkipped,
+    Thought,
+)
+from stepgraph.journal._reader import Journal, read_journal
+from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener
+
+__all__ = [
+    "JOURNAL_VERSION",
+    "Action",
+    "AnswerEvent",
+    "CheckEvent",
+    "Journal",
+    "JournalEvent",
+    "JournalWriter",
+    "Listener",
+    "ObservationEvent",
+    "PlanApproved",
+    "PlanInvalid",
+    "PlanProposed",
+    "RunEnd",
+    "RunStart",
+    "StepSkipped",
+    "Thought",
+]

@@ -1,0 +1,79 @@
+"""Writing the journal: one JSON line per event, through structlog, flushed per event."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+
+from stepgraph.units import encode_value
+
+JOURNAL_VERSION = 1
+
+Listener = Callable[[dict[str, Any]], None]
+
+
+def _json_default(value: Any) -> Any:
+    encoded = encode_value(value)
+    return str(value) if encoded is value else encoded
+
+
+class JournalWriter:
+    """Appends events for one run to a JSONL file and hands each to listeners.
+
+    The logger is built with `structlog.wrap_logger` rather than global
+    configuration, so two runs in one process never share a file.
+    """
+
+    def __init__(
+        self, path: Path, run_id: str, *, listeners: list[Listener] | None = None
+    ) -> None:
+        self.path = path
+        self.run_id = run_id
+        self._listeners = list(listeners or [])
+        self._lock = threading.Lock()
+        self._seq = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._logger = structlog.wrap_logger(
+            structlog.WriteLogger(self._file),
+            processors=[
+                self._add_seq,
+                structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
+                self._notify,
+                structlog.processors.JSONRenderer(
+                    serializer=json.dumps, default=_json_default, ensure_ascii=False
+                ),
+            ],
+            context_class=dict,
+        ).bind(run_id=run_id)
+
+    def _add_seq(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        self._seq += 1
+        event_dict["seq"] = self._seq
+        return event_dict
+
+    def _notify(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        for listener in self._listeners:
+            listener(dict(event_dict))
+        return event_dict
+
+    def emit(self, event: str, *, step: str | None = None, **fields: Any) -> None:
+        """Write one event; it is on disk (flushed) when this returns."""
+        with self._lock:  # seq order and line order must agree
+            self._logger.info(event, step=step, **fields)
+
+    def close(self) -> None:
+        """Close the file; later `emit` calls are an error."""
+        with self._lock:
+            self._file.close()
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,104 @@
+"""``${id}`` and ``${id.field}`` references between steps, and their resolution."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pint
+
+from stepgraph.units import format_value
+
+REFERENCE_PATTERN = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_]+)*)\s*\}")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference: the step it names and the field path inside that step's output."""
+
+    text: str
+    step: str
+    path: tuple[str, ...]
+
+
+class ReferenceError_(LookupError):  # noqa: N801  # internal; callers wrap it in project errors
+    """A reference that cannot be resolved against the values at hand."""
+
+
+def find_references(value: Any) -> Iterator[Reference]:
+    """Yield every reference in a value (strings, lists and dicts, recursively)."""
+    if isinstance(value, str):
+        for match in REFERENCE_PATTERN.finditer(value):
+            path = tuple(part for part in match.group(2).split(".") if part)
+            yield Reference(match.group(0), match.group(1), path)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from find_references(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from find_references(item)
+
+
+def whole_reference(value: Any) -> Reference | None:
+    """The reference a string consists of entirely (its value keeps its type), if any."""
+    if isinstance(value, str):
+        match = REFERENCE_PATTERN.fullmatch(value.strip())
+        if match:
+            return next(find_references(match.group(0)))
+    return None
+
+
+def lookup(reference: Reference, values: Mapping[str, Any]) -> Any:
+    """The value a reference names; fields index dicts, lists and quantities."""
+    if reference.step not in values:
+        raise ReferenceError_(f"{reference.text}: no value for '{reference.step}'")
+    value = values[reference.step]
+    for part in reference.path:
+        value = _field(value, part, reference)
+    return value
+
+
+def _field(value: Any, part: str, reference: Reference) -> Any:
+    if isinstance(value, dict) and part in value:
+        return value[part]
+    if isinstance(value, list | tuple) and part.isdigit() and int(part) < len(value):
+        return value[int(part)]
+    if isinstance(value, pint.Quantity) and part in ("magnitude", "units"):
+        return value.magnitude if part == "magnitude" else f"{value.units:~}"
+    available = ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
+    raise ReferenceError_(f"{reference.text}: no field '{part}' (have: {available})")
+
+
+def literal(value: Any) -> str:
+    """Render a value as an exact expression literal: ``(56.25 * megabyte / second)``."""
+    if isinstance(value, pint.Quantity):
+        if value.dimensionless:
+            return f"({value.to('dimensionless').magnitude!r})"
+        return f"({value.magnitude!r} * {value.units})"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"({value!r})"
+    return repr(value)
+
+
+def resolve(value: Any, values: Mapping[str, Any], *, exact: bool = False) -> Any:
+    """Replace references in `value`.
+
+    A whole-string reference keeps the value's type. Inside a longer string a value
+    is interpolated for people (``962.28 GB``), or, with `exact`, as a lossless
+    expression literal so that an expression sees the very number a step produced.
+    """
+    whole = whole_reference(value)
+    if whole is not None and not exact:
+        return lookup(whole, values)
+    if isinstance(value, str):
+        render = literal if exact else format_value
+        return REFERENCE_PATTERN.sub(
+            lambda m: render(lookup(next(find_references(m.group(0))), values)), value
+        )
+    if isinstance(value, dict):
+        return {key: resolve(item, values, exact=exact) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [resolve(item, values, exact=exact) for item in value]
+    return value

@@ -1,0 +1,108 @@
+"""Task files: reading YAML into a `Task`, and the inputs a run starts from."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pint
+import yaml
+from pydantic import ValidationError
+
+from stepgraph.exceptions import StepgraphError, TaskFileError
+from stepgraph.model import Task
+from stepgraph.units import dimension_name, parse_quantity
+
+_NUMBER_FIRST = re.compile(r"^\s*[-+]?(\d|\.\d)")
+
+
+def load_task(path: Path) -> Task:
+    """Read and validate a task file; every problem becomes a `TaskFileError` naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskFileError("no such task file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TaskFileError(f"cannot read the file: {e}", path=str(path)) from e
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise TaskFileError(f"not valid YAML: {e}", path=str(path)) from e
+    if data is None:
+        raise TaskFileError("the file is empty; a task needs at least a 'goal'", path=str(path))
+    if not isinstance(data, dict):
+        raise TaskFileError(
+            f"a task file must be a mapping of keys (goal, inputs, plan, ...), "
+            f"not a {type(data).__name__}",
+            path=str(path),
+        )
+    data.setdefault("name", path.stem)
+    try:
+        return Task.model_validate(data)
+    except ValidationError as e:
+        raise TaskFileError(_describe_errors(e), path=str(path)) from e
+
+
+def _describe_errors(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        if item["type"] == "extra_forbidden":
+            lines.append(f"- {where}: unknown key (check the spelling)")
+        else:
+            lines.append(f"- {where}: {item['msg']}")
+    return f"does not match the task schema ({error.error_count()} problem(s)):\n" + "\n".join(lines)
+
+
+def parse_input(value: Any) -> Any:
+    """An input value as the engine uses it: numbers with units become quantities."""
+    if isinstance(value, str) and not _NUMBER_FIRST.match(value):
+        return value  # text such as a company name
+    return parse_quantity(value)
+
+
+def resolve_inputs(task: Task, overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The task's inputs with `--set name=value` overrides, each checked against its dimension."""
+    values: dict[str, Any] = {}
+    for name, spec in task.inputs.items():
+        try:
+            values[name] = parse_input(spec.value)
+        except StepgraphError as e:
+            raise TaskFileError(f"input '{name}': {e}") from e
+    for name, text in (overrides or {}).items():
+        if name not in task.inputs:
+            known = ", ".join(sorted(task.inputs)) or "none"
+            raise TaskFileError(f"--set {name}=...: the task has no input '{name}' (inputs: {known})")
+        try:
+            new = parse_input(text)
+        except StepgraphError as e:
+            raise TaskFileError(f"--set {name}={text}: {e}") from e
+        _check_same_kind(name, text, values[name], new)
+        values[name] = new
+    return values
+
+
+def _check_same_kind(name: str, text: str, declared: Any, new: Any) -> None:
+    if isinstance(declared, pint.Quantity) or isinstance(new, pint.Quantity):
+        if dimension_name(declared) != dimension_name(new):
+            raise TaskFileError(
+                f"--set {name}={text}: '{name}' is {dimension_name(declared)}, "
+                f"but {text!r} is {dimension_name(new)}"
+            )
+    elif type(declared) is str and type(new) is not str:
+        raise TaskFileError(f"--set {name}={text}: '{name}' is text")
+    elif type(declared) is not str and type(new) is str:
+        raise TaskFileError(f"--set {name}={text}: '{name}' is a number")
+
+
+def parse_assignments(pairs: list[str]) -> dict[str, str]:
+    """Parse ``name=value`` pairs from the command line."""
+    result = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise TaskFileError(f"--set expects name=value, got {pair!r}")
+        result[name.strip()] = value.strip()
+    return result

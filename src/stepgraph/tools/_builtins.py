@@ -1,0 +1,107 @@
+"""The built-in tools: `calculate` and `unit_convert`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, WithJsonSchema
+
+from stepgraph.exceptions import UnitError
+import pint
+
+from stepgraph.exceptions import CalculationError
+from stepgraph.references import REFERENCE_PATTERN
+from stepgraph.tools import _calculate
+from stepgraph.tools._registry import UNKNOWN, tool
+from stepgraph.units import Quantity, compatible, convert, parse_quantity, parse_unit, quantity
+
+
+def _quantity_like(value: Any) -> Any:
+    if isinstance(value, Quantity):
+        return value
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return parse_quantity(value)
+    raise ValueError(f"expected a number or a number with a unit, got {type(value).__name__}")
+
+
+QuantityLike = Annotated[
+    Any,
+    BeforeValidator(_quantity_like),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "number"}, {"type": "string"}],
+            "description": "a number, or a number with a unit such as '2.5 TB'",
+        }
+    ),
+]
+
+
+def _infer_calculate(args: dict[str, Any]) -> Any:
+    expression = args.get("expression")
+    if expression is UNKNOWN or not isinstance(expression, str):
+        return UNKNOWN
+    _calculate.check_syntax(expression)
+    if REFERENCE_PATTERN.search(expression):
+        return UNKNOWN  # some upstream unit is unknown before the run
+    try:
+        return _calculate.evaluate(expression)
+    except CalculationError as e:
+        if isinstance(e.__cause__, pint.DimensionalityError):
+            raise
+        return UNKNOWN  # prototypes have magnitude 1; only their units mean anything
+
+
+@tool(infer=_infer_calculate, exact_args=("expression",))
+def calculate(expression: str) -> Any:
+    """Evaluate arithmetic with units, e.g. '${rate} * 6 h * 0.9' or 'ceil(${a} / ${b})'.
+
+    Use it for every computation; do not compute in your head. Supports + - * / ** %,
+    parentheses, comparisons, ceil floor round min max abs sqrt log, numbers with
+    units (6 h, 2.5 TB, 450 Mbit/s) and references to earlier steps, which keep
+    their units.
+
+    Args:
+        expression: The expression; ${id} references are replaced by the exact values.
+    """
+    return _calculate.evaluate(expression)
+
+
+def _infer_unit_convert(args: dict[str, Any]) -> Any:
+    to_unit, from_unit, value = args.get("to_unit"), args.get("from_unit"), args.get("value")
+    if not isinstance(to_unit, str):
+        return UNKNOWN
+    target = parse_unit(to_unit)
+    if isinstance(from_unit, str) and from_unit:
+        source = parse_unit(from_unit)
+        if not compatible(quantity(1, source), to_unit):
+            convert(quantity(1, source), to_unit)  # raises with both dimensions named
+    elif value is not UNKNOWN and not isinstance(_quantity_like(value), Quantity):
+        raise UnitError("value has no unit: give 'from_unit', or a value like '2.5 TB'")
+    return quantity(1, target)
+
+
+@tool(name="unit_convert", infer=_infer_unit_convert)
+def unit_convert(value: QuantityLike, to_unit: str, from_unit: str = "") -> Any:
+    """Convert a value between units of the same dimension, e.g. 450 Mbit/s to MB/s.
+
+    Knows data sizes in bits and bytes with decimal and binary prefixes (b, B, kB, MB,
+    GB, TB, PB, KiB..PiB, Mbit, Gb), rates (bps, kbps, Mbps, Gbps, Mbit/s, MB/s, GB/s)
+    and time (s, min, h, day). Lowercase b is bit, uppercase B is byte.
+
+    Args:
+        value: The number, or a number with its unit ('2.5 TB'), or a ${reference}.
+        to_unit: The unit to convert to.
+        from_unit: The unit of a bare number; must match the value's own unit if it has one.
+    """
+    if not isinstance(value, Quantity):
+        if not from_unit:
+            raise UnitError("value has no unit: give 'from_unit', or a value like '2.5 TB'")
+        value = quantity(value, parse_unit(from_unit))
+    elif from_unit and not compatible(value, from_unit):
+        raise UnitError(f"value {value:~} does not match from_unit '{from_unit}'")
+    return convert(value, to_unit)
+
+
+BUILTIN_TOOLS = (calculate, unit_convert)
+
+__all__ = ["BUILTIN_TOOLS", "QuantityLike", "calculate", "unit_convert"]

@@ -1,0 +1,261 @@
+"""The @tool decorator: a typed Python function becomes a tool with a JSON schema."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from stepgraph.exceptions import ToolArgumentError, ToolDefinitionError, ToolError
+
+# The value a static check sees for an argument that is only known at run time.
+UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
+
+Inferrer = Callable[[dict[str, Any]], Any]
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and its ``Args:`` descriptions."""
+    doc = inspect.cleandoc(doc)
+    summary, _, rest = doc.partition("\n\n")
+    arg_docs: dict[str, str] = {}
+    match = re.search(r"^Args:\n((?:[ \t]+.*\n?|\n)*)", rest, flags=re.MULTILINE)
+    if match:
+        current = None
+        for line in match.group(1).splitlines():
+            entry = re.match(r"^\s{2,8}(\w+)(?:\s*\(.*?\))?:\s*(.*)$", line)
+            if entry:
+                current = entry.group(1)
+                arg_docs[current] = entry.group(2).strip()
+            elif current and line.strip():
+                arg_docs[current] += " " + line.strip()
+    return " ".join(summary.split()), arg_docs
+
+
+def _format_validation_error(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(loc) for loc in item["loc"]) or "arguments"
+        parts.append(f"'{where}': {item['msg']}")
+    return "; ".join(parts)
+
+
+class Tool:
+    """A callable the engine may run as one step, with a schema for its arguments."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        side_effects: bool = False,
+        infer: Inferrer | None = None,
+        exact_args: Iterable[str] = (),
+    ) -> None:
+        self.func = func
+        self.exact_args = frozenset(exact_args)
+        self.name = name or func.__name__
+        self.side_effects = side_effects
+        self.infer = infer
+        self.is_async = inspect.iscoroutinefunction(func)
+        summary, arg_docs = _docstring_parts(func.__doc__ or "")
+        if not summary:
+            raise ToolDefinitionError(f"tool '{self.name}' needs a docstring: it is the tool's description")
+        self.description = summary
+        self.args_model = self._build_args_model(arg_docs)
+
+    def _build_args_model(self, arg_docs: dict[str, str]) -> type[BaseModel]:
+        try:
+            hints = get_type_hints(self.func, include_extras=True)
+        except Exception as e:  # unresolvable annotations come in many exception types
+            raise ToolDefinitionError(f"tool '{self.name}': cannot read type hints: {e}") from e
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(self.func).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolDefinitionError(f"tool '{self.name}': *args and **kwargs are not allowed")
+            if param.name not in hints:
+                raise ToolDefinitionError(
+                    f"tool '{self.name}': argument '{param.name}' needs a type hint"
+                )
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (
+                hints[param.name],
+                Field(default, description=arg_docs.get(param.name, "")),
+            )
+        config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+        model_name = "".join(part.title() for part in self.name.split("_")) + "Args"
+        return create_model(model_name, __config__=config, **fields)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as a planner is shown it."""
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return schema
+
+    def schema(self) -> dict[str, Any]:
+        """Name, description, side effects and argument schema in one JSON-ready dict."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "side_effects": self.side_effects,
+            "parameters": self.parameters,
+        }
+
+    def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Validate and coerce arguments; raise `ToolArgumentError` with every problem."""
+        try:
+            model = self.args_model.model_validate(args)
+        except ValidationError as e:
+            raise ToolArgumentError(
+                f"tool '{self.name}': {_format_validation_error(e)}", tool=self.name
+            ) from e
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def literal_arg_problems(self, args: dict[str, Any], referenced: Iterable[str]) -> list[str]:
+        """Check the arguments known before the run; referenced ones are checked when resolved."""
+        referenced = set(referenced)
+        fields = self.args_model.model_fields
+        problems = [
+            f"unknown argument '{name}' for tool '{self.name}' (allowed: {', '.join(fields) or 'none'})"
+            for name in args
+            if name not in fields
+        ]
+        for name, field in fields.items():
+            if name not in args:
+                if field.is_required():
+                    problems.append(f"missing required argument '{name}' of tool '{self.name}'")
+                continue
+            if name in referenced:
+                continue
+            try:
+                self.args_model.__pydantic_validator__.validate_assignment(
+                    self.args_model.model_construct(), name, args[name]
+                )
+            except ValidationError as e:
+                problems.append(f"argument {_format_validation_error(e)}")
+        return problems
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly, as plain Python."""
+        return self.func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, side_effects={self.side_effects})"
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    side_effects: bool = False,
+    infer: Inferrer | None = None,
+    exact_args: Iterable[str] = (),
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    side_effects: bool = False,
+    infer: Inferrer | None = None,
+    exact_args: Iterable[str] = (),
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function (sync or async) into a `Tool`.
+
+    The docstring's first paragraph becomes the description and its ``Args:``
+    section the argument descriptions; type hints become the JSON schema.
+
+    Args:
+        func: The function, when used as a bare ``@tool``.
+        name: Tool name; defaults to the function's name.
+        side_effects: True for tools that change the world (they are never re-run blindly).
+        infer: Optional static hook: given arguments (run-time ones as `UNKNOWN`), raise
+            on arguments that can never work and return a prototype of the output.
+        exact_args: String arguments that are expressions: references inside them are
+            replaced by exact literals, not by the rounded text people read.
+    """
+
+    def wrap(inner: Callable[..., Any]) -> Tool:
+        return Tool(
+            inner, name=name, side_effects=side_effects, infer=infer, exact_args=exact_args
+        )
+
+    return wrap(func) if func is not None else wrap
+
+
+class ToolRegistry:
+    """The tools an engine knows, by name."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            self.register(item)
+
+    def register(self, item: Tool | Callable[..., Any]) -> Tool:
+        """Add a tool (a plain function is wrapped with `tool`); a second name is refused."""
+        new = item if isinstance(item, Tool) else tool(item)
+        existing = self._tools.get(new.name)
+        if existing is not None and existing.func is not new.func:
+            raise ToolDefinitionError(f"a tool named '{new.name}' is already registered")
+        self._tools[new.name] = new
+        return new
+
+    def get(self, name: str) -> Tool:
+        """Return the tool called `name`; raise `ToolError` listing the known ones."""
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise ToolError(f"unknown tool '{name}' (known: {', '.join(self.names())})") from None
+
+    def names(self) -> list[str]:
+        """Sorted tool names."""
+        return sorted(self._tools)
+
+    def restricted(self, allowed: Iterable[str]) -> ToolRegistry:
+        """A registry with only the `allowed` tools (all of them when `allowed` is empty)."""
+        allowed = list(allowed)
+        if not allowed:
+            return ToolRegistry(self._tools.values())
+        return ToolRegistry(self._tools[name] for name in allowed if name in self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools[name] for name in self.names())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+def load_plugin(path: Path) -> list[Tool]:
+    """Import a Python file and return the tools defined at its top level."""
+    if not path.is_file():
+        raise ToolDefinitionError(f"plugin file not found: {path}")
+    module_name = f"stepgraph_plugin_{abs(hash(path.resolve()))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ToolDefinitionError(f"cannot import plugin {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's module may raise anything while importing
+        del sys.modules[module_name]
+        raise ToolDefinitionError(f"plugin {path} failed to import: {type(e).__name__}: {e}") from e
+    return [value for value in vars(module).values() if isinstance(value, Tool)]

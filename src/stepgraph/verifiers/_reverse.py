@@ -1,0 +1,114 @@
+"""Reverse calculation: each result is checked by undoing the operation that made it."""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pint
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.model import Verdict, VerdictKind
+from stepgraph.tools._calculate import evaluate_node, parse
+from stepgraph.units import convert, format_value, normalize, parse_quantity, parse_unit, quantity
+
+TOLERANCE = 1e-9
+
+
+def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
+    """Equal within a relative tolerance, after expressing both in the same unit."""
+    left, right = normalize(left), normalize(right)
+    if isinstance(left, pint.Quantity) or isinstance(right, pint.Quantity):
+        if not (isinstance(left, pint.Quantity) and isinstance(right, pint.Quantity)):
+            return False
+        if not left.is_compatible_with(right):
+            return False
+        left, right = left.magnitude, right.to(left.units).magnitude
+    return math.isclose(float(left), float(right), rel_tol=tolerance, abs_tol=0.0)
+
+
+def _at_least(left: Any, right: Any, tolerance: float) -> bool:
+    """left >= right, forgiving a relative rounding error of `tolerance`."""
+    return bool(left >= right) or close(left, right, tolerance)
+
+
+def _verdict(step: str, passed: bool, description: str, **values: Any) -> Verdict:
+    return Verdict(
+        kind=VerdictKind.REVERSE,
+        step=step,
+        passed=passed,
+        description=description,
+        values={name: format_value(value) for name, value in values.items()},
+        tolerance=TOLERANCE,
+    )
+
+
+def _rounding_check(step: str, name: str, n: Any, a: Any, b: Any) -> Verdict:
+    if name == "ceil":
+        passed = _at_least(n * b, a, TOLERANCE) and not _at_least((n - 1) * b, a, TOLERANCE)
+        text = f"ceil: {format_value(n)} x {format_value(b)} >= {format_value(a)} and one fewer falls short"
+    else:
+        passed = _at_least(a, n * b, TOLERANCE) and not _at_least(a, (n + 1) * b, TOLERANCE)
+        text = f"floor: {format_value(n)} x {format_value(b)} <= {format_value(a)} and one more exceeds it"
+    return _verdict(step, passed, text, result=n, numerator=a, denominator=b)
+
+
+_INVERSES: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Div: ("x", lambda result, right: result * right),
+    ast.Mult: ("/", lambda result, right: result / right),
+    ast.Add: ("-", lambda result, right: result - right),
+    ast.Sub: ("+", lambda result, right: result + right),
+}
+
+
+def reverse_calculate(step: str, expression: str, result: Any) -> Verdict | None:
+    """Undo the outermost operation of a resolved expression; None if it has no inverse."""
+    node = parse(expression).body
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("ceil", "floor")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.BinOp)
+        and isinstance(node.args[0].op, ast.Div)
+    ):
+        inner = node.args[0]
+        a, b = evaluate_node(inner.left), evaluate_node(inner.right)
+        return _rounding_check(step, node.func.id, result, a, b)
+    if isinstance(node, ast.BinOp) and type(node.op) in _INVERSES:
+        symbol, inverse = _INVERSES[type(node.op)]
+        left, right = evaluate_node(node.left), evaluate_node(node.right)
+        if isinstance(node.op, ast.Mult) and normalize(right) == 0:
+            return None
+        back = normalize(inverse(result, right))
+        return _verdict(
+            step,
+            close(back, left),
+            f"{format_value(result)} {symbol} {format_value(right)} = {format_value(back)}, "
+            f"expected {format_value(left)}",
+            result=result, operand=right, recomputed=back, expected=left,
+        )
+    return None
+
+
+def reverse_convert(step: str, args: dict[str, Any], result: Any) -> Verdict:
+    """Convert a conversion's result back to the original unit and compare."""
+    original = args["value"]
+    if isinstance(original, str):
+        original = parse_quantity(original)
+    if not isinstance(original, pint.Quantity):
+        original = quantity(original, parse_unit(args["from_unit"]))
+    try:
+        back = convert(result, str(original.units))
+        passed = close(back, original)
+    except StepgraphError:
+        back, passed = None, False
+    return _verdict(
+        step,
+        passed,
+        f"{format_value(result)} converted back is {format_value(back)}, "
+        f"expected {format_value(original)}",
+        result=result, recomputed=back, expected=original,
+    )
