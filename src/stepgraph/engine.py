@@ -61,9 +61,11 @@ class Engine:
         self.max_workers = max_workers
 
     def prepare(
-        self, task: Task | Path | str, *, overrides: Mapping[str, str] | None = None
+        self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
     ) -> PreparedTask:
         """Load the task (a path or a `Task`), its plugins and its inputs."""
+        if isinstance(task, PreparedTask):
+            return task
         base_dir = Path.cwd()
         if not isinstance(task, Task):
             base_dir = Path(task).parent
@@ -95,7 +97,7 @@ class Engine:
 
     def run(
         self,
-        task: Task | Path | str,
+        task: Task | Path | str | PreparedTask,
         *,
         overrides: Mapping[str, str] | None = None,
         journal: Path | str | None = None,
@@ -223,7 +225,7 @@ class _Run:
         )
 
 
-def run(task: Task | Path | str, **options: Any) -> RunResult:
+def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
     """Run a task with the built-in tools: ``stepgraph.run("examples/migration.yaml")``."""
     engine_options = {k: options.pop(k) for k in ("tools", "journal_dir", "max_workers") if k in options}
     return Engine(**engine_options).run(task, **options)
