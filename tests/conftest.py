@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepgraph import Engine, RunResult, StepGraph, Task
+from stepgraph.journal import Journal, read_journal
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def make_task(steps: list[dict[str, Any]], **fields: Any) -> Task:
+    """A task whose plan is the given steps (dicts in the planner's JSON shape)."""
+    plan_fields = {key: fields.pop(key) for key in ("checks", "answer") if key in fields}
+    plan = StepGraph.model_validate({"steps": steps, **plan_fields})
+    return Task(goal=fields.pop("goal", "test"), plan=plan, **fields)
+
+
+@pytest.fixture
+def run_task(tmp_path: Path) -> Callable[..., tuple[RunResult, Journal]]:
+    """Run a task with extra tools; return the result and the journal read back."""
+
+    def runner(task: Task | Path, tools: list[Any] = (), **options: Any) -> tuple[RunResult, Journal]:
+        journal = tmp_path / f"run-{len(list(tmp_path.iterdir()))}.jsonl"
+        result = Engine(tools=tools).run(task, journal=journal, **options)
+        return result, read_journal(journal)
+
+    return runner

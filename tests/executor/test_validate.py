@@ -1,0 +1,118 @@
+import pytest
+
+from stepgraph import Engine, PlanValidationError
+from tests.conftest import make_task
+
+
+def problems_of(steps, **fields):
+    with pytest.raises(PlanValidationError) as error:
+        Engine().validate(make_task(steps, **fields))
+    return [str(problem) for problem in error.value.problems]
+
+
+def calc(step_id, expression, **extra):
+    return {"id": step_id, "tool": "calculate", "args": {"expression": expression}, **extra}
+
+
+def test_a_cycle_is_rejected_with_the_cycle_shown():
+    """Both step ids appear in the message, as a path the user can read."""
+    problems = problems_of([calc("a", "${b} + 1"), calc("b", "${a} + 1")])
+    assert problems == ["step 'a': cycle a -> b -> a; remove one of these dependencies"]
+
+
+def test_a_self_dependency_is_rejected():
+    problems = problems_of([calc("a", "1", depends_on=["a"])])
+    assert "step 'a': depends_on names the step itself" in problems
+    assert "step 'a': depends on itself" in problems
+
+
+def test_a_self_reference_is_rejected():
+    assert "step 'a': ${a} refers to the step itself" in problems_of([calc("a", "${a} + 1")])
+
+
+def test_duplicate_ids_are_rejected():
+    problems = problems_of([calc("a", "1"), calc("a", "2")])
+    assert "step 'a': id used by 2 steps; ids must be unique" in problems
+
+
+def test_an_unknown_tool_is_rejected_listing_the_allowed_ones():
+    problems = problems_of([{"id": "a", "tool": "web_search", "args": {}}])
+    assert problems == ["step 'a': unknown tool 'web_search' (allowed: calculate, unit_convert)"]
+
+
+def test_a_tool_outside_the_task_allow_list_is_unknown():
+    problems = problems_of(
+        [{"id": "a", "tool": "unit_convert", "args": {"value": 1, "from_unit": "GB", "to_unit": "MB"}}],
+        tools=["calculate"],
+    )
+    assert problems == ["step 'a': unknown tool 'unit_convert' (allowed: calculate)"]
+
+
+def test_a_dangling_reference_is_rejected():
+    problems = problems_of([calc("a", "1"), calc("b", "${nope} * 2")])
+    assert problems == ["step 'b': ${nope} refers to no step (steps: a, b)"]
+
+
+def test_an_unknown_input_is_rejected():
+    problems = problems_of([calc("a", "${inputs.size} * 2")], inputs={"data": "1 GB"})
+    assert problems == ["step 'a': ${inputs.size} names no task input (inputs: data)"]
+
+
+def test_an_argument_of_the_wrong_type_is_rejected():
+    step = {"id": "a", "tool": "unit_convert", "args": {"value": 1, "from_unit": "GB", "to_unit": 5}}
+    assert problems_of([step]) == ["step 'a': argument 'to_unit': Input should be a valid string"]
+
+
+def test_missing_and_extra_arguments_are_rejected():
+    step = {"id": "a", "tool": "unit_convert", "args": {"value": 1, "unit": "GB"}}
+    problems = problems_of([step])
+    assert "step 'a': missing required argument 'to_unit' of tool 'unit_convert'" in problems
+    assert any("unknown argument 'unit'" in problem for problem in problems)
+
+
+def test_an_expect_unit_of_the_wrong_dimension_is_caught_before_the_run():
+    """The rate is known to be a rate before anything runs, so 'GB' cannot match."""
+    steps = [
+        {"id": "rate", "tool": "unit_convert", "args": {"value": "450 Mbps", "to_unit": "MB/s"}},
+        calc("volume", "${rate} * 2", expect_unit="GB"),
+    ]
+    problems = problems_of(steps)
+    assert problems == [
+        "step 'volume': output is in [information] / [time] but expect_unit 'GB' is [information]"
+    ]
+
+
+def test_adding_incompatible_units_is_caught_before_the_run():
+    steps = [calc("a", "${inputs.data} + ${inputs.window}")]
+    problems = problems_of(steps, inputs={"data": "2 GB", "window": "6 h"})
+    assert len(problems) == 1 and "units do not match" in problems[0]
+
+
+def test_a_conversion_between_dimensions_is_caught_before_the_run():
+    step = {"id": "a", "tool": "unit_convert", "args": {"value": 1, "from_unit": "Mbps", "to_unit": "GB"}}
+    assert problems_of([step]) == [
+        "step 'a': cannot convert 1 Mbps ([information] / [time]) to 'GB' ([information])"
+    ]
+
+
+def test_an_unsafe_expression_is_caught_before_the_run():
+    assert problems_of([calc("a", "__import__('os').system('true')")])[0].startswith("step 'a':")
+
+
+def test_an_empty_plan_is_rejected():
+    assert problems_of([]) == ["the plan has no steps; add at least one tool call"]
+
+
+def test_a_bad_check_is_rejected():
+    problems = problems_of([calc("a", "1")], checks=[{"expression": "${b} > 0"}])
+    assert problems == ["check 1 (${b} > 0): ${b} refers to no step (steps: a)"]
+
+
+def test_every_problem_is_reported_at_once():
+    problems = problems_of([calc("a", "${zz}"), {"id": "b", "tool": "nope", "args": {}}])
+    assert len(problems) == 2
+
+
+def test_a_valid_plan_gives_its_dependency_graph():
+    graph = Engine().validate(make_task([calc("a", "1"), calc("b", "${a} + 1"), calc("c", "2", depends_on=["a"])]))
+    assert sorted(graph.edges) == [("a", "b"), ("a", "c")]

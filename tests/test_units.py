@@ -1,0 +1,83 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stepgraph import UnitError
+from stepgraph.units import (
+    convert,
+    decode_value,
+    encode_value,
+    format_value,
+    parse_quantity,
+    parse_unit,
+    quantity,
+)
+
+
+def test_450_mbps_is_56_25_megabytes_per_second():
+    """The canonical rate conversion: bits to bytes divides by eight."""
+    assert convert(quantity(450, "Mbps"), "MB/s").magnitude == pytest.approx(56.25)
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "target", "expected"),
+    [
+        (1, "TB", "Tb", 8),  # byte vs bit: the classic confusion
+        (1, "Gb", "MB", 125),
+        (1, "b", "B", 0.125),
+        (1, "KiB", "B", 1024),
+        (1, "PiB", "TiB", 1024),
+        (2.5, "TB", "GB", 2500),
+        (1, "Gbps", "MB/s", 125),
+        (1, "Mbit/s", "kbps", 1000),
+        (1, "GB/s", "Gbps", 8),
+        (6, "h", "s", 21600),
+        (1, "kB", "B", 1000),
+    ],
+)
+def test_data_sizes_and_rates_convert_with_decimal_and_binary_prefixes(value, unit, target, expected):
+    """Bits and bytes, SI and IEC prefixes, rates and time all convert exactly."""
+    assert convert(quantity(value, unit), target).magnitude == pytest.approx(expected)
+
+
+def test_rate_to_size_is_refused_naming_both_dimensions():
+    """Mbps -> GB cannot be done; the error says which dimensions clash."""
+    with pytest.raises(UnitError) as error:
+        convert(quantity(450, "Mbps"), "GB")
+    assert "[information] / [time]" in str(error.value)
+    assert "'GB' ([information])" in str(error.value)
+
+
+def test_lowercase_b_is_a_bit_not_a_barn():
+    """Pint's default 'b' (barn, an area) would turn Tb into terabarns."""
+    assert str(parse_unit("Tb").dimensionality) == "[information]"
+
+
+def test_unknown_unit_is_named_in_the_error():
+    with pytest.raises(UnitError, match="unknown unit 'furlongs_per_byte'"):
+        parse_unit("furlongs_per_byte")
+
+
+def test_text_that_is_not_a_quantity_is_refused():
+    with pytest.raises(UnitError, match="cannot read"):
+        parse_quantity("2.5 TX")
+
+
+def test_values_are_formatted_for_people():
+    assert format_value(quantity(962.2800000000001, "GB")) == "962.28 GB"
+    assert format_value(2500.0000000000005) == "2,500"
+    assert format_value(3) == "3"
+
+
+@given(
+    magnitude=st.floats(allow_nan=False, allow_infinity=False, width=64),
+    unit=st.sampled_from(["GB", "Mbps", "MB / s", "h", "TiB", "bit"]),
+)
+def test_encoded_quantities_decode_to_the_same_value(magnitude, unit):
+    """The journal's JSON form of a quantity loses nothing."""
+    value = quantity(magnitude, unit)
+    decoded = decode_value(encode_value({"v": [value]}))["v"][0]
+    assert decoded.units == value.units
+    assert decoded.magnitude == value.magnitude or (math.isnan(decoded.magnitude))

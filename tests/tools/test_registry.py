@@ -1,0 +1,101 @@
+import asyncio
+
+import pytest
+
+from stepgraph import ToolArgumentError, ToolDefinitionError, tool
+from stepgraph.tools import ToolRegistry, default_registry, load_plugin, unit_convert
+from stepgraph.units import quantity
+
+
+def test_schema_comes_from_type_hints_and_docstring():
+    @tool(side_effects=True)
+    def send_mail(to: str, copies: int = 1) -> str:
+        """Send a message.
+
+        Args:
+            to: Recipient address.
+            copies: How many copies to send.
+        """
+        return to
+
+    schema = send_mail.schema()
+    assert schema["name"] == "send_mail"
+    assert schema["description"] == "Send a message."
+    assert schema["side_effects"] is True
+    assert schema["parameters"]["required"] == ["to"]
+    assert schema["parameters"]["properties"]["copies"] == {
+        "default": 1, "description": "How many copies to send.", "type": "integer",
+    }
+
+
+def test_arguments_are_validated_before_the_call():
+    calls = []
+
+    @tool
+    def double(n: int) -> int:
+        """Double a number."""
+        calls.append(n)
+        return n * 2
+
+    with pytest.raises(ToolArgumentError, match="'n': Input should be a valid integer"):
+        double.validate_args({"n": "many"})
+    with pytest.raises(ToolArgumentError, match="'extra'"):
+        double.validate_args({"n": 1, "extra": 2})
+    assert double.validate_args({"n": "4"}) == {"n": 4}
+    assert calls == []
+
+
+def test_async_functions_become_async_tools():
+    @tool
+    async def wait(seconds: float) -> float:
+        """Wait a while."""
+        await asyncio.sleep(0)
+        return seconds
+
+    assert wait.is_async
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def f(x: int) -> int:\n    return x", "needs a docstring"),
+        ("def f(x) -> int:\n    '''Doc.'''\n    return x", "needs a type hint"),
+        ("def f(*xs: int) -> int:\n    '''Doc.'''\n    return 1", "not allowed"),
+    ],
+)
+def test_functions_that_cannot_be_tools_are_refused(source, message):
+    namespace = {}
+    exec(source, namespace)  # noqa: S102  # test-local function definitions
+    with pytest.raises(ToolDefinitionError, match=message):
+        tool(namespace["f"])
+
+
+def test_two_tools_with_one_name_are_refused():
+    @tool(name="unit_convert")
+    def other(x: int) -> int:
+        """Not the real one."""
+        return x
+
+    registry = default_registry()
+    with pytest.raises(ToolDefinitionError, match="already registered"):
+        registry.register(other)
+
+
+def test_unit_convert_takes_a_quantity_or_a_number_with_from_unit():
+    assert unit_convert.func(value=quantity(2.5, "TB"), to_unit="GB").magnitude == pytest.approx(2500)
+    assert unit_convert.func(value=450, from_unit="Mbps", to_unit="MB/s").magnitude == 56.25
+    args = unit_convert.validate_args({"value": "2.5 TB", "to_unit": "GB"})
+    assert unit_convert.func(**args).magnitude == pytest.approx(2500)
+
+
+def test_a_plugin_that_fails_to_import_is_reported(tmp_path):
+    plugin = tmp_path / "broken.py"
+    plugin.write_text("raise RuntimeError('boom')\n")
+    with pytest.raises(ToolDefinitionError, match="failed to import: RuntimeError: boom"):
+        load_plugin(plugin)
+
+
+def test_restricted_registry_keeps_only_allowed_tools():
+    registry = default_registry().restricted(["calculate"])
+    assert registry.names() == ["calculate"]
+    assert isinstance(registry, ToolRegistry)
