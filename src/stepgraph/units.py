@@ -24,7 +24,12 @@ Quantity = pint.Quantity  # for isinstance checks; build values with `quantity`
 
 _PATCHES: list[tuple[str, str]] = [
     (r"^bit = \[\]$", "bit = [information] = b"),
-    (r"^baud = bit / second = Bd = bps$", "baud = 1 / second = Bd\nbps = bit / second"),
+    (
+        r"^baud = bit / second = Bd = bps$",
+        # Prefixed rates spelled out: "Mbps" would otherwise also parse as mega-b-point-s.
+        "baud = 1 / second = Bd\nbps = bit / second\nkbps = kilobit / second\n"
+        "Mbps = megabit / second\nGbps = gigabit / second\nTbps = terabit / second",
+    ),
     (r"^(barn = .*?) = b$", r"\1"),
     (r"^(gilbert = .*?) = Gb$", r"\1"),
 ]

@@ -34,4 +34,5 @@ __all__ = [
     "RunStart",
     "StepSkipped",
     "Thought",
+    "read_journal",
 ]

@@ -1,0 +1,63 @@
+import json
+
+from stepgraph.journal import Action, ObservationEvent, RunStart, read_journal
+from stepgraph.units import decode_value
+from tests.conftest import EXAMPLES
+
+
+def test_every_step_has_a_thought_an_action_and_an_observation(run_task):
+    result, journal = run_task(EXAMPLES / "migration.yaml")
+    assert not journal.problems
+    steps = {"rate", "total", "per_night", "nights"}
+    for kind in ("thought", "action", "observation"):
+        assert {e.step for e in journal.of_kind(kind)} == steps, kind
+    kinds = [e.event for e in journal.events]
+    assert kinds[:3] == ["run.start", "plan.proposed", "plan.approved"]
+    assert kinds[-2:] == ["answer", "run.end"]
+    assert kinds.count("check") == len(result.verdicts)
+
+
+def test_events_carry_run_id_seq_and_timestamp_in_order(run_task):
+    result, journal = run_task(EXAMPLES / "migration.yaml")
+    assert {e.run_id for e in journal.events} == {result.run_id}
+    assert [e.seq for e in journal.events] == list(range(1, len(journal.events) + 1))
+    assert all(e.ts.endswith("Z") for e in journal.events)
+
+
+def test_events_read_back_typed_with_values_and_units(run_task):
+    _, journal = run_task(EXAMPLES / "migration.yaml")
+    assert isinstance(journal.events[0], RunStart)
+    [action] = [e for e in journal.of_kind("action") if e.step == "per_night"]
+    assert isinstance(action, Action)
+    assert action.args["expression"] == "(56.25 * MB / s) * (6 * h) * (0.9) * (0.88)"
+    [observation] = [e for e in journal.of_kind("observation") if e.step == "per_night"]
+    assert isinstance(observation, ObservationEvent)
+    value = decode_value(observation.value)
+    assert f"{value.units:~}" == "GB" and round(value.magnitude, 6) == 962.28
+
+
+def test_a_truncated_last_line_is_reported_and_skipped(run_task, tmp_path):
+    _, journal = run_task(EXAMPLES / "migration.yaml")
+    text = journal.path.read_text()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(text[: len(text) - 40])  # as if the process died mid-write
+    read = read_journal(cut)
+    assert len(read.events) == len(journal.events) - 1
+    assert read.problems == [f"line {len(journal.events)}: truncated last line "
+                             "(Unterminated string starting at); skipped"] or \
+        read.problems[0].startswith(f"line {len(journal.events)}: truncated last line")
+
+
+def test_unknown_event_kinds_are_kept(tmp_path):
+    path = tmp_path / "j.jsonl"
+    line = {"run_id": "r", "seq": 1, "ts": "2026-01-01T00:00:00Z", "event": "future.kind", "x": 1}
+    path.write_text(json.dumps(line) + "\n")
+    [event] = read_journal(path).events
+    assert event.event == "future.kind" and event.model_extra == {"x": 1}
+
+
+def test_a_line_that_is_not_an_event_is_reported(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"hello": 1}\n')
+    journal = read_journal(path)
+    assert journal.events == [] and journal.problems[0].startswith("line 1: not a journal event")

@@ -1,0 +1,26 @@
+import inspect
+
+import stepgraph
+from stepgraph import exceptions, executor, journal, planner, tools, verifiers
+
+
+def _isort_order(name):
+    """Constants, then classes, then functions: the order ruff's RUF022 keeps."""
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+
+def test_all_lists_exactly_the_public_names():
+    for module in (stepgraph, executor, journal, tools, verifiers, planner):
+        public = {name for name in vars(module) if not name.startswith("_")}
+        submodules = {name for name, value in vars(module).items() if inspect.ismodule(value)}
+        assert set(module.__all__) == public - submodules - {"annotations"}, module.__name__
+        assert module.__all__ == sorted(module.__all__, key=_isort_order), module.__name__
+
+
+def test_every_exception_is_exported_from_the_package_root():
+    errors = {
+        name for name, value in vars(exceptions).items()
+        if inspect.isclass(value) and issubclass(value, Exception)
+    }
+    assert errors <= set(stepgraph.__all__)
+    assert all(issubclass(getattr(stepgraph, name), stepgraph.StepgraphError) for name in errors)

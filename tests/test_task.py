@@ -1,0 +1,70 @@
+import pytest
+
+from stepgraph import TaskFileError, load_task
+from stepgraph.task import parse_assignments, resolve_inputs
+from tests.conftest import EXAMPLES
+
+
+def load(tmp_path, text):
+    path = tmp_path / "task.yaml"
+    path.write_text(text)
+    return load_task(path)
+
+
+def test_an_empty_file_is_refused(tmp_path):
+    with pytest.raises(TaskFileError, match="the file is empty; a task needs at least a 'goal'"):
+        load(tmp_path, "")
+
+
+def test_a_file_that_is_not_a_mapping_is_refused(tmp_path):
+    with pytest.raises(TaskFileError, match="must be a mapping .* not a list"):
+        load(tmp_path, "- goal: x\n")
+
+
+def test_unknown_keys_are_named(tmp_path):
+    with pytest.raises(TaskFileError) as error:
+        load(tmp_path, "goal: x\nplna: {}\ninputs: {a: {value: 1, unit: GB}}\n")
+    message = str(error.value)
+    assert "- plna: unknown key (check the spelling)" in message
+    assert "- inputs.a.unit: unknown key" in message
+
+
+def test_invalid_yaml_is_refused(tmp_path):
+    with pytest.raises(TaskFileError, match="not valid YAML"):
+        load(tmp_path, "goal: [unclosed\n")
+
+
+def test_a_missing_file_is_refused(tmp_path):
+    with pytest.raises(TaskFileError, match="no such task file"):
+        load_task(tmp_path / "nope.yaml")
+
+
+def test_inputs_accept_a_shorthand_value(tmp_path):
+    task = load(tmp_path, "goal: x\ninputs: {data: 2.5 TB, factor: 0.9}\n")
+    assert task.inputs["data"].value == "2.5 TB"
+
+
+def test_set_overrides_an_input_with_a_unit_of_the_same_dimension():
+    task = load_task(EXAMPLES / "migration.yaml")
+    values = resolve_inputs(task, parse_assignments(["data=10TiB", "link = 1Gbps"]))
+    assert f"{values['data'].units:~}" == "TiB" and values["link"].magnitude == 1
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("data=10Gbps", "'data' is [information], but '10Gbps' is [information] / [time]"),
+        ("data=10", "'data' is [information], but '10' is dimensionless"),
+        ("utilisation=90 zorks", "cannot read"),
+        ("size=1GB", "the task has no input 'size'"),
+    ],
+)
+def test_set_refuses_values_that_do_not_fit(assignment, message):
+    task = load_task(EXAMPLES / "migration.yaml")
+    with pytest.raises(TaskFileError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        resolve_inputs(task, parse_assignments([assignment]))
+
+
+def test_set_needs_name_equals_value():
+    with pytest.raises(TaskFileError, match="--set expects name=value"):
+        parse_assignments(["data"])

@@ -1,0 +1,79 @@
+import pytest
+
+from stepgraph import RunStatus, VerdictKind, tool
+from stepgraph.verifiers import reverse_calculate, reverse_convert
+from stepgraph.units import quantity
+from tests.conftest import make_task
+
+NIGHTS = "ceil((2500.0 * GB) / (962.28 * GB))"
+
+
+def test_a_rounded_up_count_is_checked_to_cover_the_total():
+    verdict = reverse_calculate("nights", NIGHTS, 3)
+    assert verdict.passed
+    assert verdict.values == {"result": "3", "numerator": "2,500 GB", "denominator": "962.28 GB"}
+
+
+@pytest.mark.parametrize("wrong", [2, 4])
+def test_a_wrong_rounded_count_fails(wrong):
+    """2 nights do not cover the data; 4 are one more than needed."""
+    assert not reverse_calculate("nights", NIGHTS, wrong).passed
+
+
+def test_a_floor_is_checked_from_both_sides():
+    assert reverse_calculate("n", "floor(10 / 3)", 3).passed
+    assert not reverse_calculate("n", "floor(10 / 3)", 2).passed
+
+
+def test_a_division_is_multiplied_back():
+    assert reverse_calculate("q", "(10 GB) / (4 s)", quantity(2.5, "GB/s")).passed
+    assert not reverse_calculate("q", "(10 GB) / (4 s)", quantity(2.6, "GB/s")).passed
+
+
+def test_a_multiplication_is_divided_back_across_units():
+    assert reverse_calculate("v", "(56.25 MB/s) * (6 h)", quantity(1215, "GB")).passed
+    verdict = reverse_calculate("v", "(56.25 MB/s) * (6 h)", quantity(1215, "Gb"))
+    assert not verdict.passed  # bits for bytes: off by eight
+
+
+def test_an_expression_without_an_inverse_gets_no_verdict():
+    assert reverse_calculate("m", "min(1, 2)", 1) is None
+
+
+def test_a_conversion_is_converted_back():
+    assert reverse_convert("r", {"value": 450, "from_unit": "Mbps"}, quantity(56.25, "MB/s")).passed
+    assert not reverse_convert("r", {"value": "450 Mbps"}, quantity(450, "MB/s")).passed
+
+
+def test_a_failing_declared_check_leaves_the_run_unverified(run_task):
+    task = make_task(
+        [{"id": "n", "tool": "calculate", "args": {"expression": "2 + 2"}}],
+        checks=[{"expression": "${n} == 5", "why": "arithmetic is broken"}],
+    )
+    result, journal = run_task(task)
+    assert result.status is RunStatus.UNVERIFIED
+    [check] = [v for v in result.verdicts if v.kind is VerdictKind.CHECK]
+    assert not check.passed and check.values == {"${n}": "4"}
+    assert [e.passed for e in journal.of_kind("check") if e.kind == "check"] == [False]
+
+
+def test_a_check_that_is_not_a_comparison_fails_clearly(run_task):
+    task = make_task(
+        [{"id": "n", "tool": "calculate", "args": {"expression": "2 + 2"}}],
+        checks=[{"expression": "${n} * 2"}],
+    )
+    result, _ = run_task(task)
+    [check] = [v for v in result.verdicts if v.kind is VerdictKind.CHECK]
+    assert "evaluates to 8, not true or false" in check.description
+
+
+def test_a_custom_tool_with_a_wrong_unit_fails_the_unit_verdict_at_run_time(run_task):
+    @tool
+    def measure() -> object:
+        """Return a size."""
+        return quantity(3, "GB")
+
+    task = make_task([{"id": "m", "tool": "measure", "expect_unit": "TB"}])
+    result, _ = run_task(task, tools=[measure])
+    [unit] = [v for v in result.verdicts if v.kind is VerdictKind.UNIT]
+    assert unit.passed and result.values["m"].magnitude == pytest.approx(0.003)
