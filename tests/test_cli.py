@@ -1,7 +1,7 @@
 import json
-import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -152,11 +152,14 @@ def test_tools_lists_schemas_including_a_task_s_custom_tools():
     assert {t["name"] for t in custom} == {"calculate", "find_company", "list_shareholders"}
 
 
-@pytest.mark.skipif(shutil.which("stepgraph") is None, reason="console script not installed")
+SCRIPT = Path(sys.executable).with_name("stepgraph")
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="console script not installed next to python")
 def test_the_installed_console_script_runs_the_example(tmp_path):
     """What the README's first command does, in a real process."""
     proc = subprocess.run(
-        ["stepgraph", "run", str(EXAMPLES / "migration.yaml"), "--journal", str(tmp_path / "j.jsonl")],
+        [str(SCRIPT), "run", str(EXAMPLES / "migration.yaml"), "--journal", str(tmp_path / "j.jsonl")],
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stderr
