@@ -24,7 +24,9 @@ def make_task(steps: list[dict[str, Any]], **fields: Any) -> Task:
 def run_task(tmp_path: Path) -> Callable[..., tuple[RunResult, Journal]]:
     """Run a task with extra tools; return the result and the journal read back."""
 
-    def runner(task: Task | Path, tools: list[Any] = (), **options: Any) -> tuple[RunResult, Journal]:
+    def runner(
+        task: Task | Path, tools: list[Any] = (), **options: Any
+    ) -> tuple[RunResult, Journal]:
         journal = tmp_path / f"run-{len(list(tmp_path.iterdir()))}.jsonl"
         result = Engine(tools=tools).run(task, journal=journal, **options)
         return result, read_journal(journal)

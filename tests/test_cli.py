@@ -55,8 +55,17 @@ def test_set_answers_for_another_migration(tmp_path):
     total_gb = 10 * 2**40 / 1e9
     per_night_gb = 1e9 / 8 * 6 * 3600 * 0.9 * 0.88 / 1e9
     nights = -(-total_gb // per_night_gb)
-    result = invoke("run", EXAMPLES / "migration.yaml", "--set", "data=10TiB", "--set", "link=1Gbps",
-                    "--json", "--journal", tmp_path / "j.jsonl")
+    result = invoke(
+        "run",
+        EXAMPLES / "migration.yaml",
+        "--set",
+        "data=10TiB",
+        "--set",
+        "link=1Gbps",
+        "--json",
+        "--journal",
+        tmp_path / "j.jsonl",
+    )
     data = json.loads(result.stdout)
     assert data["values"]["nights"] == nights == 6
     assert data["values"]["per_night"]["$quantity"][0] == pytest.approx(per_night_gb)
@@ -92,8 +101,10 @@ def write_plan(tmp_path, steps, checks=""):
 
 
 def test_an_invalid_plan_exits_invalid_and_is_journaled(tmp_path):
-    steps = [{"id": "a", "tool": "calculate", "args": {"expression": "${b}"}},
-             {"id": "b", "tool": "calculate", "args": {"expression": "${a}"}}]
+    steps = [
+        {"id": "a", "tool": "calculate", "args": {"expression": "${b}"}},
+        {"id": "b", "tool": "calculate", "args": {"expression": "${a}"}},
+    ]
     journal = tmp_path / "j.jsonl"
     result = invoke("run", write_plan(tmp_path, steps), "--journal", journal)
     assert result.exit_code == ExitCode.INVALID
@@ -114,11 +125,13 @@ def test_a_tool_that_raises_exits_step_failed_and_keeps_other_observations(tmp_p
     (tmp_path / "tools.py").write_text(
         "from stepgraph import tool\n\n"
         "@tool\ndef fragile(x: int) -> int:\n"
-        "    \"\"\"Fail on purpose.\"\"\"\n"
+        '    """Fail on purpose."""\n'
         "    raise RuntimeError('disk on fire')\n"
     )
-    steps = [{"id": "a", "tool": "fragile", "args": {"x": 1}},
-             {"id": "b", "tool": "calculate", "args": {"expression": "6 * 7"}}]
+    steps = [
+        {"id": "a", "tool": "fragile", "args": {"x": 1}},
+        {"id": "b", "tool": "calculate", "args": {"expression": "6 * 7"}},
+    ]
     path = write_plan(tmp_path, steps)
     path.write_text(path.read_text() + "plugins: [tools.py]\n")
     journal = tmp_path / "j.jsonl"
@@ -159,14 +172,28 @@ SCRIPT = Path(sys.executable).with_name("stepgraph")
 def test_the_installed_console_script_runs_the_example(tmp_path):
     """What the README's first command does, in a real process."""
     proc = subprocess.run(
-        [str(SCRIPT), "run", str(EXAMPLES / "migration.yaml"), "--journal", str(tmp_path / "j.jsonl")],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            str(SCRIPT),
+            "run",
+            str(EXAMPLES / "migration.yaml"),
+            "--journal",
+            str(tmp_path / "j.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "3 nights (962.28 GB per night" in proc.stdout
 
 
 def test_module_entry_point_reports_its_usage():
-    proc = subprocess.run([sys.executable, "-m", "stepgraph", "--help"], capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "stepgraph", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0 and "run" in proc.stdout

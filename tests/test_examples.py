@@ -40,11 +40,17 @@ def test_company_example_follows_the_id_from_one_tool_to_the_next(run_task):
     assert result.status is RunStatus.VERIFIED
     [action] = [e for e in journal.of_kind("action") if e.step == "holders"]
     assert action.args == {"company_id": 42}
-    assert result.answer.startswith("Acme Data Systems (id 42, DE): largest shareholder Founders Trust")
+    assert result.answer.startswith(
+        "Acme Data Systems (id 42, DE): largest shareholder Founders Trust"
+    )
 
 
 def test_company_example_reports_an_unknown_company(run_task):
-    result, journal = run_task(EXAMPLES / "company" / "company.yaml", overrides={"company": "Nope Inc"})
+    result, journal = run_task(
+        EXAMPLES / "company" / "company.yaml", overrides={"company": "Nope Inc"}
+    )
     assert result.status is RunStatus.STEP_FAILED
-    assert "no company named 'Nope Inc'; registered: Acme Data Systems" in result.observations[0].error
+    assert (
+        "no company named 'Nope Inc'; registered: Acme Data Systems" in result.observations[0].error
+    )
     assert set(result.skipped) == {"holders", "unaccounted"}

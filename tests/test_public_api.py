@@ -19,7 +19,8 @@ def test_all_lists_exactly_the_public_names():
 
 def test_every_exception_is_exported_from_the_package_root():
     errors = {
-        name for name, value in vars(exceptions).items()
+        name
+        for name, value in vars(exceptions).items()
         if inspect.isclass(value) and issubclass(value, Exception)
     }
     assert errors <= set(stepgraph.__all__)

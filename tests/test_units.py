@@ -37,7 +37,9 @@ def test_450_mbps_is_56_25_megabytes_per_second():
         (1, "kB", "B", 1000),
     ],
 )
-def test_data_sizes_and_rates_convert_with_decimal_and_binary_prefixes(value, unit, target, expected):
+def test_data_sizes_and_rates_convert_with_decimal_and_binary_prefixes(
+    value, unit, target, expected
+):
     """Bits and bytes, SI and IEC prefixes, rates and time all convert exactly."""
     assert convert(quantity(value, unit), target).magnitude == pytest.approx(expected)
 

@@ -13,23 +13,32 @@ from rich.text import Text
 from stepgraph.model import RunResult, StepGraph
 from stepgraph.units import decode_value, format_value
 
-_STYLES = {"waiting": "dim", "running": "yellow", "ok": "green", "failed": "red", "skipped": "magenta"}
+_STYLES = {
+    "waiting": "dim",
+    "running": "yellow",
+    "ok": "green",
+    "failed": "red",
+    "skipped": "magenta",
+}
 
 
 def plan_table(plan: StepGraph, dependencies: dict[str, list[str]]) -> Table:
-    """The plan as a table: id, tool, arguments, what each step waits for, its thought."""
+    """The plan as a table: id, tool, arguments with the thought, what each step waits for."""
     table = Table(title=Text(plan.thought.strip() or "Plan"), title_justify="left", expand=True)
     table.add_column("step", no_wrap=True)
     table.add_column("tool", no_wrap=True)
-    table.add_column("arguments", overflow="fold", ratio=3)
+    table.add_column("arguments and thought", overflow="fold", ratio=4)
     table.add_column("depends on", overflow="fold", ratio=1)
-    table.add_column("thought", overflow="fold", ratio=2)
     for step in plan.steps:
         args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.args.items())
         if step.expect_unit:
             args += f"  -> {step.expect_unit}"
-        row = (step.id, step.tool, args, ", ".join(dependencies[step.id]), step.thought)
-        table.add_row(*(Text(cell) for cell in row))
+        detail = Text(args)
+        if step.thought:
+            detail.append("\n" + step.thought, style="dim italic")
+        table.add_row(
+            Text(step.id), Text(step.tool), detail, Text(", ".join(dependencies[step.id]))
+        )
     return table
 
 
@@ -100,8 +109,11 @@ def show_result(console: Console, result: RunResult) -> None:
     style = "bold green" if result.verified else "bold red"
     passed = sum(v.passed for v in result.verdicts)
     console.print(
-        Text.assemble(("Status: ", "bold"), (result.status.value, style),
-                      f"  ({passed}/{len(result.verdicts)} verdicts passed)")
+        Text.assemble(
+            ("Status: ", "bold"),
+            (result.status.value, style),
+            f"  ({passed}/{len(result.verdicts)} verdicts passed)",
+        )
     )
     if result.journal:
         console.print(Text.assemble(("Journal: ", "bold"), result.journal))

@@ -28,7 +28,7 @@ from rich.text import Text
 from stepgraph.engine import Engine
 from stepgraph.exceptions import ApprovalError, PlanValidationError, StepgraphError, TaskFileError
 from stepgraph.executor import dependencies
-from stepgraph.model import ApprovalPolicy, RunResult, RunStatus
+from stepgraph.model import ApprovalPolicy, RunStatus
 from stepgraph.task import parse_assignments
 
 
@@ -119,7 +119,9 @@ def run(
         console.print(_display.plan_table(prepared.plan, deps))
         with _display.LiveProgress(console, prepared.plan) as progress:
             result = engine.run(
-                prepared, journal=journal, approval=approve,
+                prepared,
+                journal=journal,
+                approval=approve,
                 listeners=[] if as_json else [progress],
             )
     except (StepgraphError, KeyboardInterrupt, Exception) as error:  # noqa: BLE001
@@ -139,7 +141,9 @@ def validate(task: TaskArg, set_: SetOpt = None) -> None:
         graph = Engine().validate(task, overrides=parse_assignments(set_ or []))
     except (StepgraphError, Exception) as error:  # noqa: BLE001
         _guard(Console(stderr=True), error)
-    console.print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {graph.number_of_edges()} dependencies")
+    console.print(
+        f"[green]valid:[/] {graph.number_of_nodes()} steps, {graph.number_of_edges()} dependencies"
+    )
 
 
 @app.command()
@@ -168,7 +172,9 @@ def tools(
             f"{name}{'' if name in required else '?'}: {prop.get('description', '')}"
             for name, prop in props.items()
         )
-        table.add_row(schema["name"], schema["description"], args, "yes" if schema["side_effects"] else "no")
+        table.add_row(
+            schema["name"], schema["description"], args, "yes" if schema["side_effects"] else "no"
+        )
     Console().print(table)
 
 

@@ -132,11 +132,16 @@ class _Run:
     def go(self) -> RunResult:
         task, plan = self.prepared.task, self.prepared.plan
         self.journal.emit(
-            "run.start", task=task.name, goal=task.goal, version=JOURNAL_VERSION,
+            "run.start",
+            task=task.name,
+            goal=task.goal,
+            version=JOURNAL_VERSION,
             inputs=self.prepared.inputs,
         )
         self.journal.emit(
-            "plan.proposed", source="task", plan=plan.model_dump(mode="json"),
+            "plan.proposed",
+            source="task",
+            plan=plan.model_dump(mode="json"),
             plan_hash=plan.plan_hash(),
         )
         try:
@@ -158,7 +163,10 @@ class _Run:
             self._end("interrupted")
             raise
         verdicts = verify(
-            plan.steps, execution.values, execution.actions, self.prepared.checks,
+            plan.steps,
+            execution.values,
+            execution.actions,
+            self.prepared.checks,
             self.prepared.inputs,
         )
         for verdict in verdicts:
@@ -227,5 +235,7 @@ class _Run:
 
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
     """Run a task with the built-in tools: ``stepgraph.run("examples/migration.yaml")``."""
-    engine_options = {k: options.pop(k) for k in ("tools", "journal_dir", "max_workers") if k in options}
+    engine_options = {
+        k: options.pop(k) for k in ("tools", "journal_dir", "max_workers") if k in options
+    }
     return Engine(**engine_options).run(task, **options)

@@ -45,14 +45,12 @@ class Step(_Strict):
     )
     expect_unit: str | None = Field(
         None,
-        description="Unit the output must be expressible in (e.g. 'GB'); output is converted to it.",
+        description="Unit the output must be expressible in (e.g. 'GB'); it is converted to it.",
     )
     timeout: float = Field(
         30.0, gt=0, le=3600, description="Seconds one attempt may take before it is abandoned."
     )
-    retries: int = Field(
-        0, ge=0, le=5, description="Extra attempts after a failure or a timeout."
-    )
+    retries: int = Field(0, ge=0, le=5, description="Extra attempts after a failure or a timeout.")
 
 
 class Check(_Strict):
@@ -115,7 +113,9 @@ class Task(_Strict):
         default_factory=list,
         description="Python files, relative to the task file, whose @tool functions are loaded.",
     )
-    plan: StepGraph | None = Field(None, description="A ready plan; without it a planner is needed.")
+    plan: StepGraph | None = Field(
+        None, description="A ready plan; without it a planner is needed."
+    )
     checks: list[Check] = Field(
         default_factory=list, description="Checks added to those of the plan."
     )
@@ -181,7 +181,9 @@ class RunResult(BaseModel):
 
     run_id: str = Field(description="Unique id of the run, also in every journal event.")
     task: str = Field(description="Name of the task.")
-    status: RunStatus = Field(description="verified only when every step ran and every verdict passed.")
+    status: RunStatus = Field(
+        description="verified only when every step ran and every verdict passed."
+    )
     values: dict[str, Any] = Field(default_factory=dict, description="Final value of each step.")
     observations: list[Observation] = Field(default_factory=list, description="Every attempt.")
     skipped: dict[str, str] = Field(default_factory=dict, description="Skipped steps and why.")

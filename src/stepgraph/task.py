@@ -53,7 +53,9 @@ def _describe_errors(error: ValidationError) -> str:
             lines.append(f"- {where}: unknown key (check the spelling)")
         else:
             lines.append(f"- {where}: {item['msg']}")
-    return f"does not match the task schema ({error.error_count()} problem(s)):\n" + "\n".join(lines)
+    return f"does not match the task schema ({error.error_count()} problem(s)):\n" + "\n".join(
+        lines
+    )
 
 
 def parse_input(value: Any) -> Any:
@@ -74,7 +76,9 @@ def resolve_inputs(task: Task, overrides: Mapping[str, str] | None = None) -> di
     for name, text in (overrides or {}).items():
         if name not in task.inputs:
             known = ", ".join(sorted(task.inputs)) or "none"
-            raise TaskFileError(f"--set {name}=...: the task has no input '{name}' (inputs: {known})")
+            raise TaskFileError(
+                f"--set {name}=...: the task has no input '{name}' (inputs: {known})"
+            )
         try:
             new = parse_input(text)
         except StepgraphError as e:

@@ -48,9 +48,9 @@ def _definitions() -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def registry() -> pint.UnitRegistry:
+def registry() -> pint.UnitRegistry[Any]:
     """Return the engine's unit registry (built once, about 0.2 s)."""
-    ureg = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=True)
+    ureg: pint.UnitRegistry[Any] = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=True)
     ureg.load_definitions(_definitions())
     ureg.formatter.default_format = "~"
     return ureg

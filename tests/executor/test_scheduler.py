@@ -23,7 +23,9 @@ def test_independent_steps_run_at_the_same_time(run_task):
         barrier.wait()
         return name
 
-    result, _ = run_task(make_task([step("a", "meet", name="a"), step("b", "meet", name="b")]), tools=[meet])
+    result, _ = run_task(
+        make_task([step("a", "meet", name="a"), step("b", "meet", name="b")]), tools=[meet]
+    )
     assert result.values == {"a": "a", "b": "b"}
 
 
@@ -50,7 +52,11 @@ def test_a_step_starts_as_soon_as_its_own_inputs_exist(run_task):
         return x
 
     task = make_task(
-        [step("slow", "slow"), step("quick", "fast", x=1), step("after_fast", "release_slow", x="${quick}")]
+        [
+            step("slow", "slow"),
+            step("quick", "fast", x=1),
+            step("after_fast", "release_slow", x="${quick}"),
+        ]
     )
     result, _ = run_task(task, tools=[slow, fast, release_slow])
     assert result.status is RunStatus.VERIFIED
@@ -63,12 +69,14 @@ def test_a_failing_step_skips_its_dependents_and_the_rest_still_runs(run_task):
         """Raise."""
         raise ValueError(f"bad input {x}")
 
-    task = make_task([
-        step("boom", "explode", x=1),
-        step("after", "calculate", expression="${boom} + 1"),
-        step("later", "calculate", expression="${after} + 1"),
-        step("other", "calculate", expression="2 * 21"),
-    ])
+    task = make_task(
+        [
+            step("boom", "explode", x=1),
+            step("after", "calculate", expression="${boom} + 1"),
+            step("later", "calculate", expression="${after} + 1"),
+            step("other", "calculate", expression="2 * 21"),
+        ]
+    )
     result, journal = run_task(task, tools=[explode])
     assert result.status is RunStatus.STEP_FAILED
     assert result.values == {"other": 42}
@@ -90,7 +98,12 @@ def test_a_hanging_tool_times_out_and_is_abandoned(run_task):
         release.wait(timeout=30)
         return "late"
 
-    task = make_task([step("stuck", "hang", _extra={"timeout": 0.05}), step("fine", "calculate", expression="1 + 1")])
+    task = make_task(
+        [
+            step("stuck", "hang", _extra={"timeout": 0.05}),
+            step("fine", "calculate", expression="1 + 1"),
+        ]
+    )
     started = time.monotonic()
     try:
         result, journal = run_task(task, tools=[hang])
@@ -117,7 +130,9 @@ def test_an_async_tool_that_hangs_is_cancelled_at_its_timeout(run_task):
             raise
         return "never"
 
-    result, _ = run_task(make_task([step("w", "wait_forever", _extra={"timeout": 0.05})]), tools=[wait_forever])
+    result, _ = run_task(
+        make_task([step("w", "wait_forever", _extra={"timeout": 0.05})]), tools=[wait_forever]
+    )
     assert result.status is RunStatus.STEP_FAILED
     assert cancelled.wait(timeout=5)
 
@@ -133,7 +148,9 @@ def test_a_flaky_step_is_retried_and_each_attempt_is_journaled(run_task):
             raise ConnectionError("reset by peer")
         return 7
 
-    result, journal = run_task(make_task([step("f", "flaky", _extra={"retries": 2})]), tools=[flaky])
+    result, journal = run_task(
+        make_task([step("f", "flaky", _extra={"retries": 2})]), tools=[flaky]
+    )
     assert result.values == {"f": 7}
     observed = [(e.attempt, e.ok, e.final) for e in journal.of_kind("observation")]
     assert observed == [(1, False, False), (2, True, True)]
@@ -201,10 +218,12 @@ def test_expect_unit_converts_the_output_and_rejects_a_wrong_one_at_run_time(run
 
         return quantity(450, "Mbps")
 
-    task = make_task([
-        step("r", "rate", _extra={"expect_unit": "MB/s"}),
-        step("v", "rate", _extra={"expect_unit": "GB"}),
-    ])
+    task = make_task(
+        [
+            step("r", "rate", _extra={"expect_unit": "MB/s"}),
+            step("v", "rate", _extra={"expect_unit": "GB"}),
+        ]
+    )
     result, journal = run_task(task, tools=[rate])
     assert result.values["r"].magnitude == pytest.approx(56.25)
     [bad] = [e for e in journal.of_kind("observation") if e.step == "v"]

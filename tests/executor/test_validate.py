@@ -42,7 +42,13 @@ def test_an_unknown_tool_is_rejected_listing_the_allowed_ones():
 
 def test_a_tool_outside_the_task_allow_list_is_unknown():
     problems = problems_of(
-        [{"id": "a", "tool": "unit_convert", "args": {"value": 1, "from_unit": "GB", "to_unit": "MB"}}],
+        [
+            {
+                "id": "a",
+                "tool": "unit_convert",
+                "args": {"value": 1, "from_unit": "GB", "to_unit": "MB"},
+            }
+        ],
         tools=["calculate"],
     )
     assert problems == ["step 'a': unknown tool 'unit_convert' (allowed: calculate)"]
@@ -59,7 +65,11 @@ def test_an_unknown_input_is_rejected():
 
 
 def test_an_argument_of_the_wrong_type_is_rejected():
-    step = {"id": "a", "tool": "unit_convert", "args": {"value": 1, "from_unit": "GB", "to_unit": 5}}
+    step = {
+        "id": "a",
+        "tool": "unit_convert",
+        "args": {"value": 1, "from_unit": "GB", "to_unit": 5},
+    }
     assert problems_of([step]) == ["step 'a': argument 'to_unit': Input should be a valid string"]
 
 
@@ -89,7 +99,11 @@ def test_adding_incompatible_units_is_caught_before_the_run():
 
 
 def test_a_conversion_between_dimensions_is_caught_before_the_run():
-    step = {"id": "a", "tool": "unit_convert", "args": {"value": 1, "from_unit": "Mbps", "to_unit": "GB"}}
+    step = {
+        "id": "a",
+        "tool": "unit_convert",
+        "args": {"value": 1, "from_unit": "Mbps", "to_unit": "GB"},
+    }
     assert problems_of([step]) == [
         "step 'a': cannot convert 1 Mbps ([information] / [time]) to 'GB' ([information])"
     ]
@@ -114,5 +128,7 @@ def test_every_problem_is_reported_at_once():
 
 
 def test_a_valid_plan_gives_its_dependency_graph():
-    graph = Engine().validate(make_task([calc("a", "1"), calc("b", "${a} + 1"), calc("c", "2", depends_on=["a"])]))
+    graph = Engine().validate(
+        make_task([calc("a", "1"), calc("b", "${a} + 1"), calc("c", "2", depends_on=["a"])])
+    )
     assert sorted(graph.edges) == [("a", "b"), ("a", "c")]

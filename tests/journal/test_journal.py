@@ -43,9 +43,10 @@ def test_a_truncated_last_line_is_reported_and_skipped(run_task, tmp_path):
     cut.write_text(text[: len(text) - 40])  # as if the process died mid-write
     read = read_journal(cut)
     assert len(read.events) == len(journal.events) - 1
-    assert read.problems == [f"line {len(journal.events)}: truncated last line "
-                             "(Unterminated string starting at); skipped"] or \
-        read.problems[0].startswith(f"line {len(journal.events)}: truncated last line")
+    assert read.problems == [
+        f"line {len(journal.events)}: truncated last line "
+        "(Unterminated string starting at); skipped"
+    ] or read.problems[0].startswith(f"line {len(journal.events)}: truncated last line")
 
 
 def test_unknown_event_kinds_are_kept(tmp_path):

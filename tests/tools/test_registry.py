@@ -24,7 +24,9 @@ def test_schema_comes_from_type_hints_and_docstring():
     assert schema["side_effects"] is True
     assert schema["parameters"]["required"] == ["to"]
     assert schema["parameters"]["properties"]["copies"] == {
-        "default": 1, "description": "How many copies to send.", "type": "integer",
+        "default": 1,
+        "description": "How many copies to send.",
+        "type": "integer",
     }
 
 
@@ -82,7 +84,9 @@ def test_two_tools_with_one_name_are_refused():
 
 
 def test_unit_convert_takes_a_quantity_or_a_number_with_from_unit():
-    assert unit_convert.func(value=quantity(2.5, "TB"), to_unit="GB").magnitude == pytest.approx(2500)
+    assert unit_convert.func(value=quantity(2.5, "TB"), to_unit="GB").magnitude == pytest.approx(
+        2500
+    )
     assert unit_convert.func(value=450, from_unit="Mbps", to_unit="MB/s").magnitude == 56.25
     args = unit_convert.validate_args({"value": "2.5 TB", "to_unit": "GB"})
     assert unit_convert.func(**args).magnitude == pytest.approx(2500)

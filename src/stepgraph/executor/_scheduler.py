@@ -87,7 +87,9 @@ class Scheduler:
                     continue
                 now = time.monotonic()
                 nearest = min(attempt.deadline for attempt in self._running.values())
-                done, _ = wait(self._running, timeout=max(0.0, nearest - now), return_when=FIRST_COMPLETED)
+                done, _ = wait(
+                    self._running, timeout=max(0.0, nearest - now), return_when=FIRST_COMPLETED
+                )
                 for future in done:
                     self._finish(future)
                 self._expire(time.monotonic())
@@ -145,10 +147,16 @@ class Scheduler:
             if retry:
                 self._launch(step, attempt.number + 1)
             return
-        self._observe(Observation(
-            step=step.id, ok=True, value=value, attempt=attempt.number,
-            duration_ms=(time.monotonic() - attempt.started) * 1000,
-        ), final=True)
+        self._observe(
+            Observation(
+                step=step.id,
+                ok=True,
+                value=value,
+                attempt=attempt.number,
+                duration_ms=(time.monotonic() - attempt.started) * 1000,
+            ),
+            final=True,
+        )
         self.result.values[step.id] = value
         self._scope[step.id] = value
         for successor in self.graph.successors(step.id):
@@ -173,10 +181,16 @@ class Scheduler:
         self, step: Step, number: int, started: float, error: BaseException, *, final: bool
     ) -> None:
         message = _describe(error)
-        self._observe(Observation(
-            step=step.id, ok=False, error=message, attempt=number,
-            duration_ms=(time.monotonic() - started) * 1000,
-        ), final=final)
+        self._observe(
+            Observation(
+                step=step.id,
+                ok=False,
+                error=message,
+                attempt=number,
+                duration_ms=(time.monotonic() - started) * 1000,
+            ),
+            final=final,
+        )
         if not final:
             return
         self.result.failed[step.id] = message

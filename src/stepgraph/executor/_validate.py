@@ -10,8 +10,13 @@ import networkx as nx
 
 from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError
 from stepgraph.model import RESERVED_IDS, Check, Step, StepGraph
-from stepgraph.references import REFERENCE_PATTERN, Reference, find_references, resolve
-from stepgraph.references import whole_reference
+from stepgraph.references import (
+    REFERENCE_PATTERN,
+    Reference,
+    find_references,
+    resolve,
+    whole_reference,
+)
 from stepgraph.tools import UNKNOWN, ToolRegistry
 from stepgraph.tools._calculate import check_syntax
 from stepgraph.units import compatible, dimension_name, parse_unit, quantity

@@ -118,8 +118,17 @@ class RunEnd(JournalEvent):
 _KNOWN: dict[str, type[JournalEvent]] = {
     cls.model_fields["event"].annotation.__args__[0]: cls  # type: ignore[union-attr]
     for cls in (
-        RunStart, PlanProposed, PlanApproved, PlanInvalid, Thought, Action,
-        ObservationEvent, StepSkipped, CheckEvent, AnswerEvent, RunEnd,
+        RunStart,
+        PlanProposed,
+        PlanApproved,
+        PlanInvalid,
+        Thought,
+        Action,
+        ObservationEvent,
+        StepSkipped,
+        CheckEvent,
+        AnswerEvent,
+        RunEnd,
     )
 }
 

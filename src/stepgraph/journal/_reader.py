@@ -49,5 +49,7 @@ def read_journal(path: Path) -> Journal:
             what = "truncated last line" if last else "line is not JSON"
             journal.problems.append(f"line {number}: {what} ({e.msg}); skipped")
         except ValidationError as e:
-            journal.problems.append(f"line {number}: not a journal event ({e.error_count()} errors); skipped")
+            journal.problems.append(
+                f"line {number}: not a journal event ({e.error_count()} errors); skipped"
+            )
     return journal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -15,6 +15,7 @@ from stepgraph.units import encode_value
 JOURNAL_VERSION = 1
 
 Listener = Callable[[dict[str, Any]], None]
+EventDict = MutableMapping[str, Any]
 
 
 def _json_default(value: Any) -> Any:
@@ -29,9 +30,7 @@ class JournalWriter:
     configuration, so two runs in one process never share a file.
     """
 
-    def __init__(
-        self, path: Path, run_id: str, *, listeners: list[Listener] | None = None
-    ) -> None:
+    def __init__(self, path: Path, run_id: str, *, listeners: list[Listener] | None = None) -> None:
         self.path = path
         self.run_id = run_id
         self._listeners = list(listeners or [])
@@ -52,12 +51,12 @@ class JournalWriter:
             context_class=dict,
         ).bind(run_id=run_id)
 
-    def _add_seq(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    def _add_seq(self, _: Any, __: str, event_dict: EventDict) -> EventDict:
         self._seq += 1
         event_dict["seq"] = self._seq
         return event_dict
 
-    def _notify(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    def _notify(self, _: Any, __: str, event_dict: EventDict) -> EventDict:
         for listener in self._listeners:
             listener(dict(event_dict))
         return event_dict

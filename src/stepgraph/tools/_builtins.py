@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import pint
 from pydantic import BeforeValidator, WithJsonSchema
 
-from stepgraph.exceptions import UnitError
-import pint
-
-from stepgraph.exceptions import CalculationError
+from stepgraph.exceptions import CalculationError, UnitError
 from stepgraph.references import REFERENCE_PATTERN
 from stepgraph.tools import _calculate
 from stepgraph.tools._registry import UNKNOWN, tool

@@ -66,7 +66,9 @@ class Tool:
         self.is_async = inspect.iscoroutinefunction(func)
         summary, arg_docs = _docstring_parts(func.__doc__ or "")
         if not summary:
-            raise ToolDefinitionError(f"tool '{self.name}' needs a docstring: it is the tool's description")
+            raise ToolDefinitionError(
+                f"tool '{self.name}' needs a docstring: it is the tool's description"
+            )
         self.description = summary
         self.args_model = self._build_args_model(arg_docs)
 
@@ -124,8 +126,9 @@ class Tool:
         """Check the arguments known before the run; referenced ones are checked when resolved."""
         referenced = set(referenced)
         fields = self.args_model.model_fields
+        allowed = ", ".join(fields) or "none"
         problems = [
-            f"unknown argument '{name}' for tool '{self.name}' (allowed: {', '.join(fields) or 'none'})"
+            f"unknown argument '{name}' for tool '{self.name}' (allowed: {allowed})"
             for name in args
             if name not in fields
         ]
@@ -191,9 +194,7 @@ def tool(
     """
 
     def wrap(inner: Callable[..., Any]) -> Tool:
-        return Tool(
-            inner, name=name, side_effects=side_effects, infer=infer, exact_args=exact_args
-        )
+        return Tool(inner, name=name, side_effects=side_effects, infer=infer, exact_args=exact_args)
 
     return wrap(func) if func is not None else wrap
 

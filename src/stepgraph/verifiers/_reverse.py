@@ -30,7 +30,7 @@ def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
 
 
 def _at_least(left: Any, right: Any, tolerance: float) -> bool:
-    """left >= right, forgiving a relative rounding error of `tolerance`."""
+    """Left >= right, forgiving a relative rounding error of `tolerance`."""
     return bool(left >= right) or close(left, right, tolerance)
 
 
@@ -48,10 +48,12 @@ def _verdict(step: str, passed: bool, description: str, **values: Any) -> Verdic
 def _rounding_check(step: str, name: str, n: Any, a: Any, b: Any) -> Verdict:
     if name == "ceil":
         passed = _at_least(n * b, a, TOLERANCE) and not _at_least((n - 1) * b, a, TOLERANCE)
-        text = f"ceil: {format_value(n)} x {format_value(b)} >= {format_value(a)} and one fewer falls short"
+        text = f"ceil: {format_value(n)} x {format_value(b)} >= {format_value(a)}"
+        text += " and one fewer falls short"
     else:
         passed = _at_least(a, n * b, TOLERANCE) and not _at_least(a, (n + 1) * b, TOLERANCE)
-        text = f"floor: {format_value(n)} x {format_value(b)} <= {format_value(a)} and one more exceeds it"
+        text = f"floor: {format_value(n)} x {format_value(b)} <= {format_value(a)}"
+        text += " and one more exceeds it"
     return _verdict(step, passed, text, result=n, numerator=a, denominator=b)
 
 
@@ -88,7 +90,10 @@ def reverse_calculate(step: str, expression: str, result: Any) -> Verdict | None
             close(back, left),
             f"{format_value(result)} {symbol} {format_value(right)} = {format_value(back)}, "
             f"expected {format_value(left)}",
-            result=result, operand=right, recomputed=back, expected=left,
+            result=result,
+            operand=right,
+            recomputed=back,
+            expected=left,
         )
     return None
 
@@ -110,5 +115,7 @@ def reverse_convert(step: str, args: dict[str, Any], result: Any) -> Verdict:
         passed,
         f"{format_value(result)} converted back is {format_value(back)}, "
         f"expected {format_value(original)}",
-        result=result, recomputed=back, expected=original,
+        result=result,
+        recomputed=back,
+        expected=original,
     )

@@ -43,7 +43,9 @@ def _reverse(step: Step, args: dict[str, Any], value: Any) -> Verdict | None:
             return reverse_convert(step.id, args, value)
     except StepgraphError as e:
         return Verdict(
-            kind=VerdictKind.REVERSE, step=step.id, passed=False,
+            kind=VerdictKind.REVERSE,
+            step=step.id,
+            passed=False,
             description=f"could not recompute: {e}",
         )
     return None
@@ -68,13 +70,17 @@ def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
     """Evaluate one declared check with the exact step values."""
     description = check.expression + (f" ({check.why})" if check.why else "")
     try:
-        shown = {ref.text: format_value(lookup(ref, scope)) for ref in find_references(check.expression)}
+        shown = {
+            ref.text: format_value(lookup(ref, scope)) for ref in find_references(check.expression)
+        }
         outcome = evaluate(resolve(check.expression, scope, exact=True))
     except (StepgraphError, ReferenceError_) as e:
         return Verdict(kind=VerdictKind.CHECK, passed=False, description=f"{description}: {e}")
     if not isinstance(outcome, bool):
         return Verdict(
-            kind=VerdictKind.CHECK, passed=False, values=shown,
+            kind=VerdictKind.CHECK,
+            passed=False,
+            values=shown,
             description=f"{description}: evaluates to {format_value(outcome)}, not true or false",
         )
     return Verdict(kind=VerdictKind.CHECK, passed=outcome, description=description, values=shown)
