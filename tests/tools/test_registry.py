@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from stepgraph import ToolArgumentError, ToolDefinitionError, tool
+from stepgraph import StepGraph, ToolArgumentError, ToolDefinitionError, UnitError, tool
 from stepgraph.tools import ToolRegistry, default_registry, load_plugin, unit_convert
 from stepgraph.units import quantity
 
@@ -12,6 +12,9 @@ def test_schema_comes_from_type_hints_and_docstring():
     def send_mail(to: str, copies: int = 1) -> str:
         """Send a message.
 
+        Use it only when the user asked
+        for mail to go out.
+
         Args:
             to: Recipient address.
             copies: How many copies to send.
@@ -20,7 +23,10 @@ def test_schema_comes_from_type_hints_and_docstring():
 
     schema = send_mail.schema()
     assert schema["name"] == "send_mail"
-    assert schema["description"] == "Send a message."
+    assert (
+        schema["description"]
+        == "Send a message.\n\nUse it only when the user asked for mail to go out."
+    )
     assert schema["side_effects"] is True
     assert schema["parameters"]["required"] == ["to"]
     assert schema["parameters"]["properties"]["copies"] == {
@@ -103,3 +109,17 @@ def test_restricted_registry_keeps_only_allowed_tools():
     registry = default_registry().restricted(["calculate"])
     assert registry.names() == ["calculate"]
     assert isinstance(registry, ToolRegistry)
+
+
+def test_unit_convert_names_an_unknown_unit():
+    with pytest.raises(UnitError, match="unknown unit 'parsecs_per_byte'"):
+        unit_convert.func(value=1, from_unit="parsecs_per_byte", to_unit="GB")
+
+
+def test_every_field_of_the_plan_schema_is_described():
+    """The StepGraph schema is what a planner is shown: no field may be left unexplained."""
+    schema = StepGraph.model_json_schema()
+    models = [schema, *schema["$defs"].values()]
+    for model in models:
+        for name, prop in model["properties"].items():
+            assert prop.get("description"), f"{model.get('title')}.{name} has no description"

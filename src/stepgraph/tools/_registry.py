@@ -21,11 +21,16 @@ Inferrer = Callable[[dict[str, Any]], Any]
 
 
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its summary and its ``Args:`` descriptions."""
+    """Split a Google-style docstring into its text (all but sections) and ``Args:`` entries.
+
+    The text is the description a planner reads, so a tool's "use it for / not for"
+    paragraphs reach the model, not only the summary line.
+    """
     doc = inspect.cleandoc(doc)
-    summary, _, rest = doc.partition("\n\n")
+    text = re.split(r"^(?:Args|Returns|Raises|Example|Examples):\s*$", doc, flags=re.MULTILINE)[0]
+    paragraphs = [" ".join(part.split()) for part in text.split("\n\n") if part.strip()]
     arg_docs: dict[str, str] = {}
-    match = re.search(r"^Args:\n((?:[ \t]+.*\n?|\n)*)", rest, flags=re.MULTILINE)
+    match = re.search(r"^Args:\n((?:[ \t]+.*\n?|\n)*)", doc, flags=re.MULTILINE)
     if match:
         current = None
         for line in match.group(1).splitlines():
@@ -35,7 +40,7 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
                 arg_docs[current] = entry.group(2).strip()
             elif current and line.strip():
                 arg_docs[current] += " " + line.strip()
-    return " ".join(summary.split()), arg_docs
+    return "\n\n".join(paragraphs), arg_docs
 
 
 def _format_validation_error(error: ValidationError) -> str:
@@ -64,12 +69,12 @@ class Tool:
         self.side_effects = side_effects
         self.infer = infer
         self.is_async = inspect.iscoroutinefunction(func)
-        summary, arg_docs = _docstring_parts(func.__doc__ or "")
-        if not summary:
+        description, arg_docs = _docstring_parts(func.__doc__ or "")
+        if not description:
             raise ToolDefinitionError(
                 f"tool '{self.name}' needs a docstring: it is the tool's description"
             )
-        self.description = summary
+        self.description = description
         self.args_model = self._build_args_model(arg_docs)
 
     def _build_args_model(self, arg_docs: dict[str, str]) -> type[BaseModel]:
