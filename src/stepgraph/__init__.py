@@ -5,6 +5,9 @@ from stepgraph.exceptions import (
     ApprovalError,
     CalculationError,
     JournalError,
+    LLMError,
+    PlannerNotConfiguredError,
+    PlanningError,
     PlanProblem,
     PlanValidationError,
     StepExecutionError,
@@ -30,6 +33,7 @@ from stepgraph.model import (
     Verdict,
     VerdictKind,
 )
+from stepgraph.planner import LLMSettings, OpenAIClient, Planner
 from stepgraph.task import load_task
 from stepgraph.tools import Tool, ToolRegistry, tool
 
@@ -42,9 +46,15 @@ __all__ = [
     "Check",
     "Engine",
     "JournalError",
+    "LLMError",
+    "LLMSettings",
     "Observation",
+    "OpenAIClient",
     "PlanProblem",
     "PlanValidationError",
+    "Planner",
+    "PlannerNotConfiguredError",
+    "PlanningError",
     "PreparedTask",
     "RunResult",
     "RunStatus",

@@ -10,6 +10,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from stepgraph.executor import dependencies
 from stepgraph.model import RunResult, StepGraph
 from stepgraph.units import decode_value, format_value
 
@@ -17,12 +18,14 @@ _STYLES = {
     "waiting": "dim",
     "running": "yellow",
     "ok": "green",
+    "reused": "cyan",
     "failed": "red",
     "skipped": "magenta",
 }
+_SETTLED = ("ok", "reused", "failed", "skipped")
 
 
-def plan_table(plan: StepGraph, dependencies: dict[str, list[str]]) -> Table:
+def plan_table(plan: StepGraph) -> Table:
     """The plan as a table: id, tool, arguments with the thought, what each step waits for."""
     table = Table(title=Text(plan.thought.strip() or "Plan"), title_justify="left", expand=True)
     table.add_column("step", no_wrap=True)
@@ -36,18 +39,16 @@ def plan_table(plan: StepGraph, dependencies: dict[str, list[str]]) -> Table:
         detail = Text(args)
         if step.thought:
             detail.append("\n" + step.thought, style="dim italic")
-        table.add_row(
-            Text(step.id), Text(step.tool), detail, Text(", ".join(dependencies[step.id]))
-        )
+        table.add_row(Text(step.id), Text(step.tool), detail, Text(", ".join(dependencies(step))))
     return table
 
 
 class LiveProgress:
-    """A journal listener that keeps a live table of step states and prints observations."""
+    """A journal listener: prints plans, model exchanges and observations, keeps a live table."""
 
-    def __init__(self, console: Console, plan: StepGraph) -> None:
+    def __init__(self, console: Console) -> None:
         self.console = console
-        self.states = {step.id: "waiting" for step in plan.steps}
+        self.states: dict[str, str] = {}
         self.notes: dict[str, str] = {}
         self.live = Live(self._render(), console=console, transient=True, refresh_per_second=8)
 
@@ -60,7 +61,17 @@ class LiveProgress:
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind, step = event.get("event"), event.get("step")
-        if kind == "action" and step:
+        if kind == "plan.proposed":
+            plan = StepGraph.model_validate(event["plan"])
+            self.console.print(plan_table(plan))
+            self.states = {s.id: "waiting" for s in plan.steps}
+        elif kind in ("llm.request", "plan.invalid", "plan.repair"):
+            self._planner_event(kind, event)
+        elif kind == "step.reused" and step:
+            self.states[step] = "reused"
+            value = format_value(decode_value(event["value"]))
+            self.console.print(Text.assemble(("  kept ", "cyan"), f"{step} = {value} (ran before)"))
+        elif kind == "action" and step:
             self.states[step] = "running"
             self.notes[step] = f"attempt {event['attempt']}" if event["attempt"] > 1 else ""
         elif kind == "observation" and step:
@@ -69,6 +80,19 @@ class LiveProgress:
             self.states[step] = "skipped"
             self.console.print(Text(f"  skip {step}: {event['reason']}", style="magenta"))
         self.live.update(self._render())
+
+    def _planner_event(self, kind: str, event: dict[str, Any]) -> None:
+        if kind == "llm.request":
+            line = f"asking the model ({event['purpose']}, attempt {event['attempt']})"
+            self.console.print(Text(line, style="dim"))
+        elif kind == "plan.invalid":
+            problems = "; ".join(event["problems"])
+            self.console.print(Text(f"  plan rejected: {problems}", style="yellow"))
+        else:
+            diff = event["diff"]
+            changed = ", ".join([*diff["added"], *diff["changed"]]) or "checks or answer only"
+            line = f"repair round {event['round']}: changed {changed}"
+            self.console.print(Text(line, style="bold yellow"))
 
     def _observation(self, step: str, event: dict[str, Any]) -> None:
         took = f"{event['duration_ms']:.1f} ms"
@@ -84,7 +108,7 @@ class LiveProgress:
 
     def _render(self) -> Group:
         running = [step for step, state in self.states.items() if state == "running"]
-        done = sum(state in ("ok", "failed", "skipped") for state in self.states.values())
+        done = sum(state in _SETTLED for state in self.states.values())
         header = Text(f"{done}/{len(self.states)} steps done", style="bold")
         if running:
             header.append(f"  running in parallel: {', '.join(running)}", style="yellow")
@@ -108,12 +132,7 @@ def show_result(console: Console, result: RunResult) -> None:
         console.print(Text.assemble(("Answer: ", "bold"), result.answer))
     style = "bold green" if result.verified else "bold red"
     passed = sum(v.passed for v in result.verdicts)
-    console.print(
-        Text.assemble(
-            ("Status: ", "bold"),
-            (result.status.value, style),
-            f"  ({passed}/{len(result.verdicts)} verdicts passed)",
-        )
-    )
+    summary = f"  ({passed}/{len(result.verdicts)} verdicts passed)"
+    console.print(Text.assemble(("Status: ", "bold"), (result.status.value, style), summary))
     if result.journal:
         console.print(Text.assemble(("Journal: ", "bold"), result.journal))

@@ -1,9 +1,7 @@
-"""The engine: validate a task's plan, approve it, run it, verify it, journal all of it."""
+"""The engine: plan (or take the task's plan), approve, run, verify, repair, journal."""
 
 from __future__ import annotations
 
-import getpass
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -13,30 +11,41 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph.exceptions import ApprovalError, PlanValidationError, TaskFileError
-from stepgraph.executor import Execution, execute, validate_plan
-from stepgraph.journal import JOURNAL_VERSION, JournalWriter, Listener
-from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
-from stepgraph.references import ReferenceError_, resolve
+from stepgraph._session import RunSession
+from stepgraph.exceptions import PlannerNotConfiguredError, TaskFileError
+from stepgraph.executor import validate_plan
+from stepgraph.journal import JournalWriter, Listener
+from stepgraph.model import ApprovalPolicy, Check, RunResult, StepGraph, Task
+from stepgraph.planner import Planner
 from stepgraph.task import load_task, resolve_inputs
 from stepgraph.tools import Tool, ToolRegistry, default_registry, load_plugin
-from stepgraph.units import format_value
-from stepgraph.verifiers import verify
+
+NO_PLANNER = (
+    "task '{name}' has no plan and no planner is configured. Three ways forward:\n"
+    "- point stepgraph at a model: set OPENAI_BASE_URL and/or OPENAI_API_KEY "
+    "(and STEPGRAPH_MODEL), or pass --base-url/--model;\n"
+    "- add a 'plan:' to the task file;\n"
+    "- pass a scripted responses file: --scripted FILE."
+)
 
 
 @dataclass
 class PreparedTask:
-    """A task ready to validate and run: its plan, its tools and its input values."""
+    """A task ready to plan or run: its tools and its input values."""
 
     task: Task
-    plan: StepGraph
     tools: ToolRegistry
     inputs: dict[str, Any]
 
     @property
-    def checks(self) -> list[Any]:
-        """The plan's checks followed by the task's."""
-        return [*self.plan.checks, *self.task.checks]
+    def plan(self) -> StepGraph | None:
+        """The task's own plan, if it has one."""
+        return self.task.plan
+
+    @property
+    def extra_checks(self) -> list[Check]:
+        """Checks the task adds to any plan's."""
+        return self.task.checks
 
 
 class Engine:
@@ -53,12 +62,16 @@ class Engine:
         *,
         journal_dir: Path | str = "runs",
         max_workers: int | None = None,
+        planner: Planner | None = None,
+        repair_rounds: int = 2,
     ) -> None:
         self.tools = default_registry()
         for item in tools:
             self.tools.register(item)
         self.journal_dir = Path(journal_dir)
         self.max_workers = max_workers
+        self.planner = planner
+        self.repair_rounds = repair_rounds
 
     def prepare(
         self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
@@ -70,11 +83,6 @@ class Engine:
         if not isinstance(task, Task):
             base_dir = Path(task).parent
             task = load_task(Path(task))
-        if task.plan is None:
-            raise TaskFileError(
-                f"task '{task.name}' has no plan; add a 'plan:' to the task file "
-                "(planning from the goal alone needs the planner, which is not available yet)"
-            )
         tools = ToolRegistry(self.tools)
         for plugin in task.plugins:
             for item in load_plugin(base_dir / plugin):
@@ -85,15 +93,32 @@ class Engine:
                 f"task '{task.name}' allows unknown tools: {', '.join(unknown)} "
                 f"(known: {', '.join(tools.names())})"
             )
-        inputs = resolve_inputs(task, overrides)
-        return PreparedTask(task, task.plan, tools.restricted(task.tools), inputs)
+        return PreparedTask(task, tools.restricted(task.tools), resolve_inputs(task, overrides))
 
     def validate(
-        self, task: Task | Path | str, *, overrides: Mapping[str, str] | None = None
+        self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
     ) -> nx.DiGraph:
         """Run only the static checks; raise `PlanValidationError` listing every problem."""
         prepared = self.prepare(task, overrides=overrides)
-        return validate_plan(prepared.plan, prepared.tools, prepared.inputs, prepared.task.checks)
+        if prepared.plan is None:
+            raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
+        return validate_plan(prepared.plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+
+    def plan(
+        self,
+        task: Task | Path | str | PreparedTask,
+        *,
+        overrides: Mapping[str, str] | None = None,
+        journal: Path | str | None = None,
+    ) -> StepGraph:
+        """Ask the planner for a validated plan, journaling every model exchange."""
+        prepared = self.prepare(task, overrides=overrides)
+        planner = self.require_planner(prepared.task)
+        path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
+        with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
+            return planner.plan(
+                prepared.task.goal, prepared.tools, prepared.inputs, writer, prepared.extra_checks
+            )
 
     def run(
         self,
@@ -104,138 +129,28 @@ class Engine:
         listeners: Iterable[Listener] = (),
         approval: ApprovalPolicy | None = None,
     ) -> RunResult:
-        """Validate, approve, execute and verify a task, journaling every event."""
+        """Plan if needed, approve, execute, verify and repair, journaling every event."""
         prepared = self.prepare(task, overrides=overrides)
-        name = prepared.task.name
-        run_id = uuid.uuid4().hex[:12]
-        path = Path(journal) if journal else self._journal_path(name)
-        with JournalWriter(path, run_id, listeners=list(listeners)) as writer:
-            return _Run(self, prepared, writer, approval or prepared.task.approval).go()
+        if prepared.plan is None:
+            self.require_planner(prepared.task)
+        path = Path(journal) if journal else self._journal_path(prepared.task.name)
+        with JournalWriter(path, uuid.uuid4().hex[:12], listeners=list(listeners)) as writer:
+            policy = approval or prepared.task.approval
+            return RunSession(self, prepared, writer, policy).run()
+
+    def require_planner(self, task: Task) -> Planner:
+        """The planner, or an error naming the three ways to get a plan."""
+        if self.planner is None:
+            raise PlannerNotConfiguredError(NO_PLANNER.format(name=task.name))
+        return self.planner
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         return self.journal_dir / f"{stamp}-{name}.jsonl"
 
 
-class _Run:
-    """One run's sequence of stages, each journaled."""
-
-    def __init__(
-        self, engine: Engine, prepared: PreparedTask, journal: JournalWriter, policy: ApprovalPolicy
-    ) -> None:
-        self.engine = engine
-        self.prepared = prepared
-        self.journal = journal
-        self.policy = policy
-        self.started = time.monotonic()
-
-    def go(self) -> RunResult:
-        task, plan = self.prepared.task, self.prepared.plan
-        self.journal.emit(
-            "run.start",
-            task=task.name,
-            goal=task.goal,
-            version=JOURNAL_VERSION,
-            inputs=self.prepared.inputs,
-        )
-        self.journal.emit(
-            "plan.proposed",
-            source="task",
-            plan=plan.model_dump(mode="json"),
-            plan_hash=plan.plan_hash(),
-        )
-        try:
-            graph = validate_plan(plan, self.prepared.tools, self.prepared.inputs, task.checks)
-            if not self._approve():
-                return self._result(Execution(), [], None, RunStatus.NOT_RUN)
-            workers = self.engine.max_workers or task.max_workers
-            execution = execute(
-                graph, self.prepared.tools, self.prepared.inputs, self.journal, max_workers=workers
-            )
-        except PlanValidationError as e:
-            self.journal.emit("plan.invalid", problems=[str(p) for p in e.problems])
-            self._end("invalid")
-            raise
-        except ApprovalError:
-            self._end("not_approved")
-            raise
-        except KeyboardInterrupt:
-            self._end("interrupted")
-            raise
-        verdicts = verify(
-            plan.steps,
-            execution.values,
-            execution.actions,
-            self.prepared.checks,
-            self.prepared.inputs,
-        )
-        for verdict in verdicts:
-            self.journal.emit("check", **verdict.model_dump(mode="json"))
-        answer = self._answer(execution)
-        self.journal.emit("answer", text=answer)
-        if execution.failed or execution.skipped:
-            status = RunStatus.STEP_FAILED
-        elif all(verdict.passed for verdict in verdicts):
-            status = RunStatus.VERIFIED
-        else:
-            status = RunStatus.UNVERIFIED
-        return self._result(execution, verdicts, answer, status)
-
-    def _approve(self) -> bool:
-        plan = self.prepared.plan
-        who, how = getpass.getuser(), f"policy:{self.policy.value}"
-        if self.policy is ApprovalPolicy.NEVER:
-            self.journal.emit("plan.rejected", who=who, how=how, plan_hash=plan.plan_hash())
-            return False
-        if self.policy is ApprovalPolicy.READONLY:
-            risky = sorted(
-                {s.tool for s in plan.steps if self.prepared.tools.get(s.tool).side_effects}
-            )
-            if risky:
-                raise ApprovalError(
-                    f"the plan uses tools with side effects ({', '.join(risky)}); the readonly "
-                    "policy does not run them: pass --approve auto to run it anyway",
-                    run_id=self.journal.run_id,
-                )
-        self.journal.emit("plan.approved", who=who, how=how, plan_hash=plan.plan_hash())
-        return True
-
-    def _answer(self, execution: Execution) -> str:
-        template = self.prepared.task.answer or self.prepared.plan.answer
-        scope = {"inputs": self.prepared.inputs, **execution.values}
-        if template:
-            try:
-                return str(resolve(template, scope))
-            except ReferenceError_ as e:
-                return f"(no answer: {e})"
-        sinks = [step.id for step in self.prepared.plan.steps if step.id in execution.values]
-        return "; ".join(f"{sid} = {format_value(execution.values[sid])}" for sid in sinks[-1:])
-
-    def _result(
-        self, execution: Execution, verdicts: list[Any], answer: str | None, status: RunStatus
-    ) -> RunResult:
-        self._end(status.value)
-        return RunResult(
-            run_id=self.journal.run_id,
-            task=self.prepared.task.name,
-            status=status,
-            values=execution.values,
-            observations=execution.observations,
-            skipped=execution.skipped,
-            verdicts=verdicts,
-            answer=answer,
-            journal=str(self.journal.path),
-        )
-
-    def _end(self, status: str) -> None:
-        self.journal.emit(
-            "run.end", status=status, duration_ms=round((time.monotonic() - self.started) * 1000, 3)
-        )
-
-
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
-    """Run a task with the built-in tools: ``stepgraph.run("examples/migration.yaml")``."""
-    engine_options = {
-        k: options.pop(k) for k in ("tools", "journal_dir", "max_workers") if k in options
-    }
+    """Run a task: ``stepgraph.run("examples/migration.yaml", overrides={"data": "10TiB"})``."""
+    names = ("tools", "journal_dir", "max_workers", "planner", "repair_rounds")
+    engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

@@ -10,6 +10,9 @@ The tree::
     │   ├── ToolArgumentError    arguments that fail a tool's schema
     │   └── CalculationError     an expression `calculate` refuses or cannot evaluate
     ├── PlanValidationError      a step graph rejected before anything runs (build time)
+    ├── PlanningError            the planner gave no valid plan within its retries
+    │   └── PlannerNotConfiguredError  no plan in the task and no model to ask
+    ├── LLMError                 the model endpoint failed (HTTP error, bad body, timeout)
     ├── StepExecutionError       a step that failed while running (run time)
     ├── VerificationError        a run whose results did not pass re-verification
     ├── ApprovalError            a plan the approval policy does not let run
@@ -81,6 +84,27 @@ class PlanValidationError(StepgraphError):
         self.problems = problems
 
 
+class PlanningError(StepgraphError):
+    """The planner gave no valid plan within its retries; every attempt is in the journal."""
+
+    def __init__(self, message: str, *, problems: list[PlanProblem] | None = None) -> None:
+        lines = "".join(f"\n- {problem}" for problem in problems or [])
+        super().__init__(message + lines)
+        self.problems = list(problems or [])
+
+
+class PlannerNotConfiguredError(PlanningError):
+    """A plan is needed but there is no model endpoint and no scripted planner."""
+
+
+class LLMError(StepgraphError):
+    """The model endpoint failed after its retries: HTTP error, unreadable body, timeout."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class StepExecutionError(StepgraphError):
     """A step that raised, timed out, or returned a value of the wrong unit."""
 
@@ -118,8 +142,11 @@ __all__ = [
     "ApprovalError",
     "CalculationError",
     "JournalError",
+    "LLMError",
     "PlanProblem",
     "PlanValidationError",
+    "PlannerNotConfiguredError",
+    "PlanningError",
     "StepExecutionError",
     "StepgraphError",
     "TaskFileError",

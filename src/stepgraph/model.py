@@ -154,6 +154,7 @@ class VerdictKind(StrEnum):
     REVERSE = "reverse"
     CHECK = "check"
     UNIT = "unit"
+    ANSWER = "answer"
 
 
 class Verdict(BaseModel):
@@ -190,6 +191,11 @@ class RunResult(BaseModel):
     verdicts: list[Verdict] = Field(default_factory=list, description="Every re-verification.")
     answer: str | None = Field(None, description="The rendered answer.")
     journal: str | None = Field(None, description="Path of the journal file.")
+    plan: StepGraph | None = Field(None, description="The plan that ran last (after repairs).")
+    reused: list[str] = Field(
+        default_factory=list,
+        description="Steps whose value a repair round took from an earlier round.",
+    )
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -34,6 +34,7 @@ class Execution:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     actions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reused: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -65,6 +66,8 @@ class Scheduler:
         journal: JournalWriter,
         *,
         max_workers: int = 8,
+        reused: Mapping[str, Any] | None = None,
+        refused: Mapping[str, str] | None = None,
     ) -> None:
         self.graph = graph
         self.tools = tools
@@ -73,12 +76,26 @@ class Scheduler:
         self.result = Execution()
         self._scope: dict[str, Any] = {"inputs": dict(inputs)}
         self._waiting = {node: graph.in_degree(node) for node in graph}
-        self._ready = deque(node for node, count in self._waiting.items() if count == 0)
+        self._ready: deque[str] = deque()
         self._running: dict[Future[Any], _Attempt] = {}
         self._pool = WorkerPool()
+        self._reused = dict(reused or {})
+        self._refused = dict(refused or {})
 
     def run(self) -> Execution:
         """Run every step that can run; return values, observations, failures and skips."""
+        for step_id, value in self._reused.items():
+            self.journal.emit("step.reused", step=step_id, value=value)
+            self.result.reused.add(step_id)
+            self._complete(step_id, value)
+        for step_id, reason in self._refused.items():
+            step = self.graph.nodes[step_id]["step"]
+            self._record_failure(step, 1, time.monotonic(), _StepFailure(reason), final=True)
+        self._ready.extend(
+            node
+            for node, count in self._waiting.items()
+            if count == 0 and node not in self._reused and node not in self._refused
+        )
         try:
             while self._ready or self._running:
                 while self._ready and len(self._running) < self.max_workers:
@@ -157,11 +174,15 @@ class Scheduler:
             ),
             final=True,
         )
-        self.result.values[step.id] = value
-        self._scope[step.id] = value
-        for successor in self.graph.successors(step.id):
+        self._complete(step.id, value)
+
+    def _complete(self, step_id: str, value: Any) -> None:
+        self.result.values[step_id] = value
+        self._scope[step_id] = value
+        for successor in self.graph.successors(step_id):
             self._waiting[successor] -= 1
-            if self._waiting[successor] == 0:
+            settled = self._reused.keys() | self.result.failed.keys() | self.result.skipped.keys()
+            if self._waiting[successor] == 0 and successor not in settled:
                 self._ready.append(successor)
 
     def _expire(self, now: float) -> None:
@@ -222,6 +243,10 @@ def execute(
     journal: JournalWriter,
     *,
     max_workers: int = 8,
+    reused: Mapping[str, Any] | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> Execution:
-    """Run a validated graph; see `Scheduler`."""
-    return Scheduler(graph, tools, inputs, journal, max_workers=max_workers).run()
+    """Run a validated graph; `reused` values stand for steps that already ran."""
+    return Scheduler(
+        graph, tools, inputs, journal, max_workers=max_workers, reused=reused, refused=refused
+    ).run()

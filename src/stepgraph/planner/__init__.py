@@ -1,7 +1,32 @@
-"""The planner: turns a goal into a `StepGraph` through an LLM (not built yet).
+"""The planner: goals become validated step graphs through any OpenAI-compatible endpoint."""
 
-Today plans come from task files. The planner will emit the very same `StepGraph`
-JSON, validated by `stepgraph.executor.validate_plan`.
-"""
+from stepgraph.planner._client import (
+    MODES,
+    LLMClient,
+    LLMReply,
+    LLMSettings,
+    Message,
+    OpenAIClient,
+    ResponseMode,
+)
+from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
+from stepgraph.planner._planner import Planner
+from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
 
-__all__: list[str] = []
+__all__ = [
+    "MAX_PLAN_STEPS",
+    "MODES",
+    "LLMClient",
+    "LLMReply",
+    "LLMSettings",
+    "Message",
+    "OpenAIClient",
+    "ParsedPlan",
+    "Planner",
+    "ResponseMode",
+    "extract_json",
+    "parse_plan",
+    "plan_schema",
+    "system_prompt",
+    "tool_guide",
+]

@@ -1,0 +1,154 @@
+"""From a model's text to a validated `StepGraph`, or to the exact list of problems.
+
+The order is: cut the JSON out of prose and code fences, repair near-JSON with
+json-repair, rename fields models commonly misname, validate with pydantic, then
+run the executor's static checks. Every repair is noted, so the journal says what
+was changed in the model's output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import json_repair
+from pydantic import ValidationError
+
+from stepgraph.exceptions import PlanProblem, PlanValidationError
+from stepgraph.executor import validate_plan
+from stepgraph.model import Check, StepGraph
+from stepgraph.planner._prompt import MAX_PLAN_STEPS
+from stepgraph.tools import ToolRegistry
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_STEP_ALIASES = {
+    "step_id": "id",
+    "name": "id",
+    "action": "tool",
+    "tool_name": "tool",
+    "function": "tool",
+    "arguments": "args",
+    "params": "args",
+    "parameters": "args",
+    "input": "args",
+    "dependencies": "depends_on",
+    "deps": "depends_on",
+    "after": "depends_on",
+    "reason": "thought",
+    "reasoning": "thought",
+}
+
+
+@dataclass
+class ParsedPlan:
+    """The outcome of parsing one model answer."""
+
+    plan: StepGraph | None
+    problems: list[PlanProblem] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+
+
+def extract_json(text: str) -> str | None:
+    """The JSON object in a model's answer: inside a code fence, or from the first '{'."""
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start = text.find("{")
+    if start < 0:
+        return None
+    end = text.rfind("}")
+    return text[start : end + 1] if end > start else text[start:]
+
+
+def _load(text: str, repairs: list[str]) -> Any:
+    candidate = extract_json(text)
+    if candidate is None:
+        return None
+    if candidate.strip() != text.strip():
+        repairs.append("cut the JSON object out of the surrounding text")
+    try:
+        return json.loads(candidate)
+    except json.JSONDecodeError:
+        repaired = json_repair.loads(candidate)
+        repairs.append("repaired near-JSON (quotes, commas, comments or truncation)")
+        return repaired
+
+
+def _normalize(data: dict[str, Any], repairs: list[str]) -> dict[str, Any]:
+    if "steps" not in data and isinstance(data.get("plan"), dict):
+        data = data["plan"]
+        repairs.append("unwrapped the plan from a 'plan' key")
+    steps = data.get("steps")
+    if isinstance(steps, list):
+        data["steps"] = [_normalize_step(s, i, repairs) for i, s in enumerate(steps)]
+    return data
+
+
+def _normalize_step(step: Any, index: int, repairs: list[str]) -> Any:
+    if not isinstance(step, dict):
+        return step
+    renamed = {}
+    for key, value in step.items():
+        target = _STEP_ALIASES.get(key, key)
+        if target != key and target not in step:
+            repairs.append(f"step {index + 1}: renamed '{key}' to '{target}'")
+            key = target
+        renamed[key] = value
+    if isinstance(renamed.get("depends_on"), str):
+        renamed["depends_on"] = [renamed["depends_on"]]
+    return renamed
+
+
+def _schema_problems(error: ValidationError, data: dict[str, Any]) -> list[PlanProblem]:
+    raw_steps = data.get("steps")
+    steps: list[Any] = raw_steps if isinstance(raw_steps, list) else []
+    problems = []
+    for item in error.errors():
+        loc = list(item["loc"])
+        step_id = None
+        if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+            raw = steps[loc[1]] if loc[1] < len(steps) else None
+            step_id = str(raw.get("id")) if isinstance(raw, dict) and raw.get("id") else None
+            where = ".".join(map(str, loc[2:])) or "step"
+            if step_id is None:
+                where = f"steps[{loc[1]}].{where}"
+        else:
+            where = ".".join(map(str, loc)) or "plan"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown field; allowed fields are those of the schema"
+        problems.append(PlanProblem(step_id, f"{where}: {message}"))
+    return problems
+
+
+def parse_plan(
+    text: str,
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any] | None = None,
+    checks: list[Check] | None = None,
+) -> ParsedPlan:
+    """Parse, repair and validate a model's answer into a plan, or list its problems."""
+    repairs: list[str] = []
+    data = _load(text, repairs)
+    if isinstance(data, list):
+        data = {"steps": data}
+        repairs.append("wrapped a bare list of steps into a plan")
+    if not isinstance(data, dict) or not data:
+        return ParsedPlan(None, [PlanProblem(None, "the answer holds no JSON object")], repairs)
+    data = _normalize(data, repairs)
+    steps = data.get("steps")
+    if isinstance(steps, list) and len(steps) > MAX_PLAN_STEPS:
+        message = f"the plan has {len(steps):,} steps; the limit is {MAX_PLAN_STEPS}"
+        return ParsedPlan(None, [PlanProblem(None, message)], repairs)
+    try:
+        plan = StepGraph.model_validate(data)
+    except ValidationError as e:
+        return ParsedPlan(None, _schema_problems(e, data), repairs)
+    try:
+        validate_plan(plan, tools, inputs, checks)
+    except PlanValidationError as e:
+        return ParsedPlan(None, e.problems, repairs)
+    return ParsedPlan(plan, [], repairs)

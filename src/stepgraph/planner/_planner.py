@@ -1,0 +1,156 @@
+"""The plan and repair loops: ask the model, check its answer, feed problems back, bounded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stepgraph.exceptions import PlanningError, PlanProblem
+from stepgraph.journal import JournalWriter
+from stepgraph.model import Check, StepGraph
+from stepgraph.planner._client import LLMClient, LLMReply, Message
+from stepgraph.planner._parse import parse_plan
+from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
+from stepgraph.tools import ToolRegistry
+from stepgraph.units import format_value
+
+
+class Planner:
+    """Turns goals into validated step graphs, and repairs graphs that failed."""
+
+    def __init__(self, client: LLMClient, *, plan_retries: int = 2) -> None:
+        self.client = client
+        self.plan_retries = plan_retries
+
+    def plan(
+        self,
+        goal: str,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter | None = None,
+        checks: list[Check] | None = None,
+    ) -> StepGraph:
+        """Ask for a plan; on problems send them back, at most `plan_retries` times."""
+        shown = {name: format_value(value) for name, value in inputs.items()}
+        messages = [
+            {"role": "system", "content": system_prompt(tools)},
+            {"role": "user", "content": goal_message(goal, shown)},
+        ]
+        return self._converse(messages, "plan", tools, inputs, journal, checks)
+
+    def repair(
+        self,
+        goal: str,
+        plan: StepGraph,
+        observations: Mapping[str, str],
+        failures: Sequence[str],
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter | None = None,
+        checks: list[Check] | None = None,
+    ) -> StepGraph:
+        """Ask for a repaired plan, given what ran and what went wrong."""
+        content = render(
+            "repair.md",
+            goal=goal,
+            plan=json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1),
+            observations="\n".join(f"- {k}: {v}" for k, v in observations.items()) or "(none)",
+            failures="\n".join(f"- {failure}" for failure in failures),
+        )
+        messages = [
+            {"role": "system", "content": system_prompt(tools)},
+            {"role": "user", "content": content},
+        ]
+        return self._converse(messages, "repair", tools, inputs, journal, checks)
+
+    def answer(
+        self, goal: str, observations: Mapping[str, str], journal: JournalWriter | None = None
+    ) -> str:
+        """Ask for a short final answer that may use only the observations."""
+        listed = "\n".join(f"- {step}: {value}" for step, value in observations.items())
+        messages = [
+            {"role": "user", "content": render("answer.md", goal=goal, observations=listed)}
+        ]
+        return self._ask(messages, "answer", 1, None, journal).text.strip()
+
+    def _converse(
+        self,
+        messages: list[Message],
+        purpose: str,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter | None,
+        checks: list[Check] | None,
+    ) -> StepGraph:
+        problems: list[PlanProblem] = []
+        for attempt in range(1, self.plan_retries + 2):
+            reply = self._ask(messages, purpose, attempt, plan_schema(), journal)
+            parsed = parse_plan(reply.text, tools, inputs, checks)
+            if parsed.plan is not None:
+                if journal:
+                    journal.emit(
+                        "plan.proposed",
+                        source="planner",
+                        purpose=purpose,
+                        attempt=attempt,
+                        plan=parsed.plan.model_dump(mode="json"),
+                        plan_hash=parsed.plan.plan_hash(),
+                        repairs=parsed.repairs,
+                    )
+                return parsed.plan
+            problems = parsed.problems
+            if journal:
+                journal.emit(
+                    "plan.invalid",
+                    purpose=purpose,
+                    attempt=attempt,
+                    problems=[str(p) for p in problems],
+                    repairs=parsed.repairs,
+                )
+            feedback = render(
+                "feedback.md",
+                problems="\n".join(f"- {problem}" for problem in problems),
+                tools=", ".join(tools.names()),
+            )
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": feedback},
+            ]
+        raise PlanningError(
+            f"the planner gave no valid plan in {self.plan_retries + 1} attempts; "
+            "the last one had these problems:",
+            problems=problems,
+        )
+
+    def _ask(
+        self,
+        messages: list[Message],
+        purpose: str,
+        attempt: int,
+        schema: dict[str, Any] | None,
+        journal: JournalWriter | None,
+    ) -> LLMReply:
+        if journal:
+            journal.emit(
+                "llm.request",
+                purpose=purpose,
+                attempt=attempt,
+                model=self.client.model,
+                messages=messages,
+            )
+        reply = self.client.complete(messages, schema=schema)
+        if journal:
+            journal.emit(
+                "llm.response",
+                purpose=purpose,
+                attempt=attempt,
+                text=reply.text,
+                usage=reply.usage,
+                latency_ms=reply.latency_ms,
+                mode=reply.mode,
+                model=reply.model,
+                retries=reply.retries,
+            )
+        return reply

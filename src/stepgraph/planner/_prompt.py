@@ -1,0 +1,81 @@
+"""The planner's prompt: package data in parts, rendered with explicit variables."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import re
+from functools import cache
+from typing import Any
+
+import yaml
+
+from stepgraph.model import StepGraph
+from stepgraph.tools import ToolRegistry
+
+MAX_PLAN_STEPS = 200
+
+
+@cache
+def template(name: str) -> str:
+    """The text of one prompt part from ``planner/prompts/``."""
+    return (importlib.resources.files(__package__) / "prompts" / name).read_text(encoding="utf-8")
+
+
+def render(name: str, **variables: str) -> str:
+    """Fill ``{{name}}`` placeholders; a missing or unused variable is a bug, so it raises."""
+    text = template(name)
+    wanted = set(re.findall(r"\{\{(\w+)\}\}", text))
+    if wanted != set(variables):
+        raise KeyError(f"prompt {name} wants {sorted(wanted)}, got {sorted(variables)}")
+    for key, value in variables.items():
+        text = text.replace("{{" + key + "}}", value)
+    return text.strip()
+
+
+def plan_schema() -> dict[str, Any]:
+    """The `StepGraph` JSON schema: the output contract, and the response_format sent."""
+    return StepGraph.model_json_schema()
+
+
+def tool_guide(tools: ToolRegistry) -> str:
+    """One entry per tool: name, what it is for and not for, side effects, arguments."""
+    entries = []
+    for item in tools:
+        arguments = json.dumps(item.parameters, separators=(",", ":"))
+        effects = "changes the world; use only when asked" if item.side_effects else "none"
+        entries.append(
+            f"## {item.name}\n{item.description}\nSide effects: {effects}\nArguments: {arguments}"
+        )
+    return render("tool_guide.md", tools="\n\n".join(entries))
+
+
+def few_shot() -> str:
+    """The two worked examples, each a goal and the plan that answers it."""
+    examples = yaml.safe_load(template("examples.yaml"))
+    parts = []
+    for number, example in enumerate(examples, start=1):
+        plan = json.dumps(example["plan"], indent=1)
+        inputs = json.dumps(example["inputs"])
+        parts.append(f"Example {number}\nGoal: {example['goal']}\nInputs: {inputs}\nPlan:\n{plan}")
+    return "\n\n".join(parts)
+
+
+def system_prompt(tools: ToolRegistry) -> str:
+    """Role, rules, tool guide, output contract with limits, and the worked examples."""
+    schema = json.dumps(plan_schema(), separators=(",", ":"))
+    return "\n\n".join(
+        [
+            template("role.md").strip(),
+            template("rules.md").strip(),
+            tool_guide(tools),
+            render("output.md", schema=schema, max_steps=str(MAX_PLAN_STEPS)),
+            few_shot(),
+        ]
+    )
+
+
+def goal_message(goal: str, inputs: dict[str, str]) -> str:
+    """The user's turn: the goal and the named inputs the plan may reference."""
+    listed = "\n".join(f"- ${{inputs.{name}}} = {value}" for name, value in inputs.items())
+    return f"Goal: {goal}\nInputs:\n{listed or '(none)'}"

@@ -1,0 +1,62 @@
+"""Offline helpers: a scripted model for tests, examples and demos with no API key."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stepgraph.exceptions import LLMError, TaskFileError
+from stepgraph.planner import LLMReply, Message
+
+
+class ScriptFile(BaseModel):
+    """A file of prepared model answers, replayed in order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scripted: bool = Field(description="Must be true: says plainly that no model is involved.")
+    description: str = Field("", description="What the script demonstrates.")
+    responses: list[str] = Field(min_length=1, description="The model's answers, in order.")
+
+
+class ScriptedLLM:
+    """A model that answers from a list of prepared responses and records what it was asked."""
+
+    model = "scripted"
+
+    def __init__(self, responses: Sequence[str]) -> None:
+        self.responses = list(responses)
+        self.requests: list[list[Message]] = []
+        self.schemas: list[dict[str, Any] | None] = []
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedLLM:
+        """Load a YAML script file (``scripted: true`` and a list of ``responses``)."""
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            return cls(ScriptFile.model_validate(data).responses)
+        except (OSError, yaml.YAMLError, ValidationError) as e:
+            raise TaskFileError(f"not a scripted-responses file: {e}", path=str(path)) from e
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+    ) -> LLMReply:
+        """Return the next prepared response; running out is an `LLMError`."""
+        self.requests.append([dict(message) for message in messages])
+        self.schemas.append(schema)
+        if len(self.requests) > len(self.responses):
+            raise LLMError(
+                f"the scripted model has only {len(self.responses)} responses "
+                f"and was asked a {len(self.requests)}th time"
+            )
+        text = self.responses[len(self.requests) - 1]
+        prompt_chars = sum(len(message["content"]) for message in messages)
+        usage = {"prompt_chars": prompt_chars, "completion_chars": len(text)}
+        return LLMReply(text=text, usage=usage, mode="text", model=self.model)
+
+
+__all__ = ["ScriptFile", "ScriptedLLM"]
