@@ -65,7 +65,7 @@ def validate_plan(
     graph = build_graph(plan.steps)
     cycle_problems = _cycle_problems(graph)
     problems.extend(cycle_problems)
-    if not cycle_problems and not problems:
+    if not cycle_problems and all(count == 1 for count in ids.values()):
         problems.extend(_unit_problems(graph, tools, inputs))
     if problems:
         raise PlanValidationError(problems)
@@ -151,8 +151,11 @@ def _unit_problems(
     problems = []
     for step_id in nx.topological_sort(graph):
         step: Step = graph.nodes[step_id]["step"]
-        tool = tools.get(step.tool)
         prototype = UNKNOWN
+        if step.tool not in tools:
+            prototypes[step_id] = prototype  # already reported as an unknown tool
+            continue
+        tool = tools.get(step.tool)
         try:
             args = _prototype_args(step.args, prototypes, tool.exact_args)
             if tool.infer is not None:
@@ -160,8 +163,12 @@ def _unit_problems(
         except StepgraphError as e:
             problems.append(PlanProblem(step_id, str(e)))
         if step.expect_unit is not None:
-            if prototype is not UNKNOWN and not compatible(prototype, step.expect_unit):
+            try:
                 expected = parse_unit(step.expect_unit)
+            except StepgraphError:
+                prototypes[step_id] = UNKNOWN  # already reported
+                continue
+            if prototype is not UNKNOWN and not compatible(prototype, step.expect_unit):
                 problems.append(
                     PlanProblem(
                         step_id,
@@ -169,7 +176,7 @@ def _unit_problems(
                         f"'{step.expect_unit}' is {dimension_name(expected)}",
                     )
                 )
-            prototype = quantity(1, parse_unit(step.expect_unit))
+            prototype = quantity(1, expected)
         prototypes[step_id] = prototype
     return problems
 
@@ -190,7 +197,7 @@ def _prototype_args(args: dict[str, Any], prototypes: dict[str, Any], exact: fro
 
 def _known(ref: Reference, prototypes: dict[str, Any]) -> bool:
     if ref.step == "inputs":
-        return True
+        return bool(ref.path) and ref.path[0] in prototypes["inputs"]
     return prototypes.get(ref.step, UNKNOWN) is not UNKNOWN and not ref.path
 
 

@@ -52,15 +52,33 @@ class ParsedPlan:
 
 
 def extract_json(text: str) -> str | None:
-    """The JSON object in a model's answer: inside a code fence, or from the first '{'."""
+    """The JSON object in a model's answer: inside a code fence, or from the first '{'.
+
+    The object ends where its braces balance (strings respected), so prose after it
+    is dropped; an object that never closes (a truncated answer) is kept whole for
+    json-repair, rather than cut back to an earlier '}' and silently losing steps.
+    """
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1)
-    start = text.find("{")
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         return None
-    end = text.rfind("}")
-    return text[start : end + 1] if end > start else text[start:]
+    depth, in_string, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            escaped = not escaped and char == "\\"
+            in_string = escaped or char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return text[start : index + 1]
+    return text[start:]
 
 
 def _load(text: str, repairs: list[str]) -> Any:
