@@ -51,7 +51,7 @@ class ScriptedLLM:
         if len(self.requests) > len(self.responses):
             raise LLMError(
                 f"the scripted model has only {len(self.responses)} responses "
-                f"and was asked a {len(self.requests)}th time"
+                f"and was asked for response {len(self.requests)}"
             )
         text = self.responses[len(self.requests) - 1]
         prompt_chars = sum(len(message["content"]) for message in messages)

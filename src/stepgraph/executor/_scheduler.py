@@ -91,10 +91,12 @@ class Scheduler:
         for step_id, reason in self._refused.items():
             step = self.graph.nodes[step_id]["step"]
             self._record_failure(step, 1, time.monotonic(), _StepFailure(reason), final=True)
-        self._ready.extend(
+        self._ready.extend(  # roots only: steps freed by a reused step are already queued
             node
-            for node, count in self._waiting.items()
-            if count == 0 and node not in self._reused and node not in self._refused
+            for node in self.graph
+            if self.graph.in_degree(node) == 0
+            and node not in self._reused
+            and node not in self._refused
         )
         try:
             while self._ready or self._running:

@@ -1,0 +1,50 @@
+import json
+
+import pytest
+
+from stepgraph.units import parse_quantity
+
+INPUTS = {"data": parse_quantity("2.5 TB"), "link": parse_quantity("450 Mbps")}
+
+
+def migration_plan(rounding="ceil", answer=None, **changes):
+    """The canonical plan as a model would write it; `rounding` lets a test plant a bug."""
+    steps = [
+        {
+            "id": "rate",
+            "tool": "unit_convert",
+            "args": {"value": "${inputs.link}", "to_unit": "MB/s"},
+        },
+        {
+            "id": "total",
+            "tool": "unit_convert",
+            "args": {"value": "${inputs.data}", "to_unit": "GB"},
+        },
+        {
+            "id": "per_night",
+            "tool": "calculate",
+            "args": {"expression": "${rate} * 6 h * 0.9 * 0.88"},
+            "expect_unit": "GB",
+        },
+        {
+            "id": "nights",
+            "tool": "calculate",
+            "args": {"expression": f"{rounding}(${{total}} / ${{per_night}})"},
+        },
+    ]
+    plan = {
+        "thought": "convert, multiply, divide, round",
+        "steps": steps,
+        "checks": [
+            {"expression": "${nights} * ${per_night} >= ${total}", "why": "covers the data"}
+        ],
+        **changes,
+    }
+    if answer:
+        plan["answer"] = answer
+    return json.dumps(plan)
+
+
+@pytest.fixture
+def migration_inputs():
+    return dict(INPUTS)
