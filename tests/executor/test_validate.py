@@ -132,3 +132,17 @@ def test_a_valid_plan_gives_its_dependency_graph():
         make_task([calc("a", "1"), calc("b", "${a} + 1"), calc("c", "2", depends_on=["a"])])
     )
     assert sorted(graph.edges) == [("a", "b"), ("a", "c")]
+
+
+def test_a_unit_mismatch_is_reported_once_not_again_downstream():
+    steps = [
+        {
+            "id": "rate",
+            "tool": "unit_convert",
+            "args": {"value": "450 Mbps", "to_unit": "MB/s"},
+            "expect_unit": "GB",
+        },
+        calc("volume", "${rate} * 6 h", expect_unit="GB"),
+    ]
+    problems = problems_of(steps)
+    assert len(problems) == 1 and problems[0].startswith("step 'rate': output is in")

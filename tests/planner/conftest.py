@@ -48,3 +48,15 @@ def migration_plan(rounding="ceil", answer=None, **changes):
 @pytest.fixture
 def migration_inputs():
     return dict(INPUTS)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how the malformed-output corpus came out, at the end of every test run."""
+    from tests.planner.test_corpus import OUTCOMES
+
+    if OUTCOMES:
+        repaired = sum(outcome == "repaired" for outcome in OUTCOMES.values())
+        terminalreporter.write_line(
+            f"planner corpus: {repaired} of {len(OUTCOMES)} malformed outputs repaired, "
+            f"{len(OUTCOMES) - repaired} rejected with their problems fed back"
+        )

@@ -78,11 +78,8 @@ def test_a_rejected_answer_goes_back_to_the_model_with_its_problems(path):
 
 
 def test_report_how_many_were_repaired(record_property):
-    """Runs last in this module: says how the corpus came out."""
+    """Runs last in this module; the count is printed in pytest's closing summary."""
     repaired = sorted(name for name, outcome in OUTCOMES.items() if outcome == "repaired")
     record_property("repaired", len(repaired))
-    print(
-        f"\nplanner corpus: {len(repaired)} of {len(OUTCOMES)} outputs repaired: {', '.join(repaired)}"
-    )
     expected = [p.stem for p in CASES if yaml.safe_load(p.read_text())["expect"] == "repaired"]
     assert repaired == sorted(expected)

@@ -176,7 +176,9 @@ def _unit_problems(
                         f"'{step.expect_unit}' is {dimension_name(expected)}",
                     )
                 )
-            prototype = quantity(1, expected)
+                prototype = UNKNOWN  # do not cascade a wrong unit into later steps
+            else:
+                prototype = quantity(1, expected)
         prototypes[step_id] = prototype
     return problems
 
