@@ -32,7 +32,7 @@ def test_the_goal_only_example_runs_offline_through_plan_repair_and_run(tmp_path
     assert "Answer: 3 nights (962.28 GB per night; 2,500 GB in all)" in output
     events = read_journal(journal)
     assert len(events.of_kind("llm.request")) == len(events.of_kind("llm.response")) == 3
-    assert all(e.model_extra["usage"] for e in events.of_kind("llm.response"))
+    assert all(e.usage for e in events.of_kind("llm.response"))
 
 
 def test_plan_prints_a_validated_graph_and_can_write_it(tmp_path):

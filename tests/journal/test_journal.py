@@ -62,3 +62,20 @@ def test_a_line_that_is_not_an_event_is_reported(tmp_path):
     path.write_text('{"hello": 1}\n')
     journal = read_journal(path)
     assert journal.events == [] and journal.problems[0].startswith("line 1: not a journal event")
+
+
+def test_model_exchanges_and_repairs_read_back_typed(tmp_path):
+    from stepgraph import Engine, Planner, Task
+    from stepgraph.journal import LLMResponse, PlanRepair, StepReused
+    from stepgraph.testing import ScriptedLLM
+    from tests.planner.conftest import migration_plan
+
+    model = ScriptedLLM([migration_plan("floor", answer="x"), migration_plan("ceil", answer="x")])
+    path = tmp_path / "j.jsonl"
+    task = Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
+    Engine(planner=Planner(model)).run(task, journal=path)
+    journal = read_journal(path)
+    assert all(isinstance(e, LLMResponse) for e in journal.of_kind("llm.response"))
+    assert isinstance(journal.of_kind("plan.repair")[0], PlanRepair)
+    assert {e.step for e in journal.of_kind("step.reused")} == {"rate", "total", "per_night"}
+    assert all(isinstance(e, StepReused) for e in journal.of_kind("step.reused"))

@@ -105,15 +105,15 @@ def test_plan_run_and_answer_through_the_openai_client(httpserver, tmp_path):
 
     journal = read_journal(journal_path)
     responses = journal.of_kind("llm.response")
-    assert [r.model_extra["purpose"] for r in responses] == ["plan", "answer"]
-    assert responses[0].model_extra["usage"] == {
+    assert [r.purpose for r in responses] == ["plan", "answer"]
+    assert responses[0].usage == {
         "prompt_tokens": 321,
         "completion_tokens": 54,
         "total_tokens": 375,
     }
-    assert responses[0].model_extra["latency_ms"] > 0
+    assert responses[0].latency_ms > 0
     requests = journal.of_kind("llm.request")
-    assert requests[0].model_extra["messages"] == first["messages"]  # the full text is kept
+    assert requests[0].messages == first["messages"]  # the full text is kept
     assert SECRET not in journal_path.read_text()
 
 
@@ -127,7 +127,7 @@ def test_http_429_is_retried_and_the_retry_is_journaled(httpserver, tmp_path):
     assert len(plan.steps) == 4
     assert len(server.requests) == 2
     [response] = read_journal(journal_path).of_kind("llm.response")
-    assert response.model_extra["retries"] == 1
+    assert response.retries == 1
 
 
 def test_a_persistent_500_becomes_a_clear_error(httpserver):

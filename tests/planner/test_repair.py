@@ -38,7 +38,7 @@ def test_a_failed_check_is_repaired_and_unchanged_steps_are_not_run_again(tmp_pa
     assert actions_per_step(journal) == {"rate": 1, "total": 1, "per_night": 1, "nights": 2}
     assert result.reused == ["per_night", "rate", "total"]
     [repair] = journal.of_kind("plan.repair")
-    assert repair.model_extra["diff"]["changed"] == {
+    assert repair.diff["changed"] == {
         "nights": {
             "args": [
                 {"expression": "floor(${total} / ${per_night})"},
@@ -123,7 +123,7 @@ def test_the_planner_gives_up_after_its_retries_and_keeps_every_attempt(tmp_path
     assert "unknown tool 'web_search'" in str(error.value)
     journal = read_journal(path)
     assert len(journal.of_kind("llm.request")) == 3
-    assert [e.model_extra["attempt"] for e in journal.of_kind("plan.invalid")] == [1, 2, 3]
+    assert [e.attempt for e in journal.of_kind("plan.invalid")] == [1, 2, 3]
     assert journal.of_kind("run.end")[0].status == "invalid"
 
 

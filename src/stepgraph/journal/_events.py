@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
@@ -52,6 +54,46 @@ class PlanInvalid(JournalEvent):
 
     event: Literal["plan.invalid"]
     problems: list[str]
+
+
+class LLMRequest(JournalEvent):
+    """A request to the model: what for, which attempt, and the full messages."""
+
+    event: Literal["llm.request"]
+    purpose: str
+    attempt: int
+    model: str
+    messages: list[dict[str, str]]
+
+
+class LLMResponse(JournalEvent):
+    """The model's answer with its cost: full text, token usage, latency, SDK retries."""
+
+    event: Literal["llm.response"]
+    purpose: str
+    attempt: int
+    text: str
+    usage: dict[str, int] = Field(default_factory=dict)
+    latency_ms: float
+    mode: str
+    retries: int = 0
+
+
+class PlanRepair(JournalEvent):
+    """A repair round: the failures that caused it and the diff of the graph."""
+
+    event: Literal["plan.repair"]
+    round: int
+    failures: list[str]
+    diff: dict[str, Any]
+    plan_hash: str
+
+
+class StepReused(JournalEvent):
+    """A step whose value came from an earlier round instead of running again."""
+
+    event: Literal["step.reused"]
+    value: Any = None
 
 
 class Thought(JournalEvent):
@@ -115,21 +157,26 @@ class RunEnd(JournalEvent):
     duration_ms: float
 
 
+_TYPED: tuple[type[JournalEvent], ...] = (
+    RunStart,
+    LLMRequest,
+    LLMResponse,
+    PlanProposed,
+    PlanInvalid,
+    PlanApproved,
+    PlanRepair,
+    Thought,
+    Action,
+    ObservationEvent,
+    StepReused,
+    StepSkipped,
+    CheckEvent,
+    AnswerEvent,
+    RunEnd,
+)
 _KNOWN: dict[str, type[JournalEvent]] = {
     cls.model_fields["event"].annotation.__args__[0]: cls  # type: ignore[union-attr]
-    for cls in (
-        RunStart,
-        PlanProposed,
-        PlanApproved,
-        PlanInvalid,
-        Thought,
-        Action,
-        ObservationEvent,
-        StepSkipped,
-        CheckEvent,
-        AnswerEvent,
-        RunEnd,
-    )
+    for cls in _TYPED
 }
 
 
@@ -138,18 +185,12 @@ def _kind(data: Any) -> str:
     return event if event in _KNOWN else "other"
 
 
-AnyEvent = Annotated[
-    Annotated[RunStart, Tag("run.start")]
-    | Annotated[PlanProposed, Tag("plan.proposed")]
-    | Annotated[PlanApproved, Tag("plan.approved")]
-    | Annotated[PlanInvalid, Tag("plan.invalid")]
-    | Annotated[Thought, Tag("thought")]
-    | Annotated[Action, Tag("action")]
-    | Annotated[ObservationEvent, Tag("observation")]
-    | Annotated[StepSkipped, Tag("step.skipped")]
-    | Annotated[CheckEvent, Tag("check")]
-    | Annotated[AnswerEvent, Tag("answer")]
-    | Annotated[RunEnd, Tag("run.end")]
-    | Annotated[JournalEvent, Tag("other")],
+# One tagged union of every typed event, with the base class for kinds we do not know.
+AnyEvent: Any = Annotated[
+    functools.reduce(
+        operator.or_,
+        [Annotated[cls, Tag(kind)] for kind, cls in _KNOWN.items()],
+        Annotated[JournalEvent, Tag("other")],
+    ),
     Discriminator(_kind),
 ]
