@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import getpass
+import hashlib
+import json
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stepgraph.approval import (
+    HOW_TO_APPROVE,
+    MAX_REVIEWS,
+    Approver,
+    PlanFile,
+    effective_policy,
+    now,
+    plan_view,
+)
 from stepgraph.exceptions import ApprovalError, PlanningError, PlanValidationError, StepgraphError
 from stepgraph.executor import Execution, execute, plan_diff, step_signatures, validate_plan
 from stepgraph.journal import JOURNAL_VERSION, JournalWriter
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict
 from stepgraph.references import ReferenceError_, resolve
+from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_value
 from stepgraph.verifiers import observations_text, trace_answer, verify
 
@@ -21,30 +34,56 @@ if TYPE_CHECKING:
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
 
+@dataclass
+class Prior:
+    """What a resumed run already has: the approved plan and the steps that settled."""
+
+    plan: StepGraph
+    values: dict[str, Any] = field(default_factory=dict)
+    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    round: int = 0
+
+
+@dataclass
+class RunOptions:
+    """How a run is approved and where it starts from."""
+
+    policy: ApprovalPolicy | None = None
+    approver: Approver | None = None
+    plan_file: PlanFile | None = None
+    prior: Prior | None = None
+    start_fields: dict[str, Any] = field(default_factory=dict)
+
+
+def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
+    """A short hash of each tool's schema, so a replay can tell that a tool changed."""
+    return {
+        item.name: hashlib.sha256(json.dumps(item.schema(), sort_keys=True).encode()).hexdigest()[
+            :12
+        ]
+        for item in tools
+    }
+
+
 class RunSession:
     """The stages of one run, each journaled; repairs loop back a bounded number of times."""
 
     def __init__(
-        self, engine: Engine, prepared: PreparedTask, journal: JournalWriter, policy: ApprovalPolicy
+        self, engine: Engine, prepared: PreparedTask, journal: JournalWriter, options: RunOptions
     ) -> None:
         self.engine = engine
         self.prepared = prepared
         self.journal = journal
-        self.policy = policy
+        self.options = options
         self.started = time.monotonic()
         self.completed: dict[str, tuple[Any, dict[str, Any]]] = {}  # signature -> value, args
         self.runs_of_call: Counter[str] = Counter()
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
-        task = self.prepared.task
-        self.journal.emit(
-            "run.start",
-            task=task.name,
-            goal=task.goal,
-            version=JOURNAL_VERSION,
-            inputs=self.prepared.inputs,
-        )
+        if self.options.prior is None:
+            self._start()
         try:
             return self._stages()
         except PlanValidationError as e:
@@ -64,12 +103,34 @@ class RunSession:
             self._end("error")
             raise
 
+    def _start(self) -> None:
+        task = self.prepared.task
+        self.journal.emit(
+            "run.start",
+            task=task.name,
+            goal=task.goal,
+            version=JOURNAL_VERSION,
+            inputs=self.prepared.inputs,
+            definition=task.model_dump(mode="json"),
+            base_dir=str(self.prepared.base_dir),
+            tools=tool_fingerprints(self.prepared.tools),
+            config={"repair_rounds": self.engine.repair_rounds},
+            **self.options.start_fields,
+        )
+
     def _stages(self) -> RunResult:
-        plan = self._first_plan()
-        if not self._approve(plan):
-            return self._result(plan, Execution(), [], None, RunStatus.NOT_RUN)
-        for round_number in range(self.engine.repair_rounds + 1):
-            execution, verdicts = self._execute(plan)
+        prior = self.options.prior
+        if prior is not None:
+            plan, first_round = prior.plan, prior.round
+        else:
+            approved = self._approve(self._first_plan())
+            if approved is None:
+                return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
+            plan, first_round = approved, 0
+        for round_number in range(first_round, self.engine.repair_rounds + 1):
+            execution, verdicts = self._execute(
+                plan, prior if round_number == first_round else None
+            )
             failures = _failures(execution, verdicts)
             planner = self.engine.planner
             if not failures or planner is None or round_number == self.engine.repair_rounds:
@@ -91,9 +152,10 @@ class RunSession:
                 diff=plan_diff(plan, repaired),
                 plan_hash=repaired.plan_hash(),
             )
-            if not self._approve(repaired):
+            approved = self._approve(repaired)
+            if approved is None:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
-            plan = repaired
+            plan = approved
         answer, answer_verdict = self._answer(plan, execution)
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
@@ -108,21 +170,23 @@ class RunSession:
         return self._result(plan, execution, verdicts, answer, status)
 
     def _first_plan(self) -> StepGraph:
-        prepared = self.prepared
-        if prepared.plan is not None:
+        prepared, plan_file = self.prepared, self.options.plan_file
+        plan = plan_file.plan if plan_file else prepared.plan
+        if plan is not None:
+            source = "file" if plan_file else "task"
             self.journal.emit(
                 "plan.proposed",
-                source="task",
-                plan=prepared.plan.model_dump(mode="json"),
-                plan_hash=prepared.plan.plan_hash(),
+                source=source,
+                plan=plan.model_dump(mode="json"),
+                plan_hash=plan.plan_hash(),
             )
-            return prepared.plan
+            return plan
         planner = self.engine.require_planner(prepared.task)
         return planner.plan(
             prepared.task.goal, prepared.tools, prepared.inputs, self.journal, prepared.extra_checks
         )
 
-    def _execute(self, plan: StepGraph) -> tuple[Execution, list[Verdict]]:
+    def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared
         graph = validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
         signatures = step_signatures(graph)
@@ -134,6 +198,9 @@ class RunSession:
             for sid, sig in signatures.items()
             if sid not in reused and self.runs_of_call[sig] >= MAX_RUNS_OF_ONE_CALL
         }
+        if prior is not None:
+            reused.update(prior.values)
+            refused.update(prior.failed)
         workers = self.engine.max_workers or prepared.task.max_workers
         execution = execute(
             graph,
@@ -143,10 +210,14 @@ class RunSession:
             max_workers=workers,
             reused=reused,
             refused=refused,
+            backend=self.engine.backend(),
         )
         for sid, sig in signatures.items():
             if sid in reused:
-                execution.actions[sid] = self.completed[sig][1]
+                earlier = self.completed.get(sig)
+                execution.actions[sid] = (
+                    earlier[1] if earlier else prior.actions.get(sid, {}) if prior else {}
+                )
             elif sid in execution.actions and sid not in refused:
                 self.runs_of_call[sig] += 1
             if sid in execution.values and sid not in reused:
@@ -165,24 +236,85 @@ class RunSession:
         for verdict in verdicts:
             self.journal.emit("check", **verdict.model_dump(mode="json"))
 
-    def _approve(self, plan: StepGraph) -> bool:
-        who, how = getpass.getuser(), f"policy:{self.policy.value}"
-        if self.policy is ApprovalPolicy.NEVER:
-            self.journal.emit("plan.rejected", who=who, how=how, plan_hash=plan.plan_hash())
-            return False
-        if self.policy is ApprovalPolicy.READONLY:
-            tools = self.prepared.tools
-            risky = sorted(
-                {s.tool for s in plan.steps if s.tool in tools and tools.get(s.tool).side_effects}
+    def _approve(self, plan: StepGraph) -> StepGraph | None:
+        """The plan to run (perhaps edited or revised), or None when it must not run."""
+        plan_file = self.options.plan_file
+        if plan_file is not None and plan.plan_hash() == plan_file.plan_hash:
+            record = plan_file.approval
+            assert record is not None  # checked when the file was loaded
+            self._decided("plan.approved", plan, who=record.by, how="file", when=record.at)
+            return plan
+        tools = self.prepared.tools
+        risky = sorted(
+            {s.tool for s in plan.steps if s.tool in tools and tools.get(s.tool).side_effects}
+        )
+        approver = self.options.approver
+        policy = effective_policy(self.options.policy, bool(risky), approver is not None)
+        if policy is ApprovalPolicy.NEVER:
+            self._decided("plan.rejected", plan, how="policy:never")
+            return None
+        if policy is ApprovalPolicy.READONLY and risky:
+            raise ApprovalError(
+                f"the plan uses tools with side effects ({', '.join(risky)}) and policy "
+                f"'{policy.value}' does not run them unasked; {HOW_TO_APPROVE}",
+                run_id=self.journal.run_id,
             )
-            if risky:
-                raise ApprovalError(
-                    f"the plan uses tools with side effects ({', '.join(risky)}); the readonly "
-                    "policy does not run them: pass --approve auto to run it anyway",
-                    run_id=self.journal.run_id,
+        if policy is not ApprovalPolicy.ASK:
+            self._decided("plan.approved", plan, how=f"policy:{policy.value}")
+            return plan
+        if approver is None:
+            raise ApprovalError(
+                f"policy 'ask' needs a person and there is no terminal; {HOW_TO_APPROVE}"
+            )
+        return self._ask(plan, approver)
+
+    def _ask(self, plan: StepGraph, approver: Approver) -> StepGraph | None:
+        prepared = self.prepared
+        for _ in range(MAX_REVIEWS):
+            decision = approver.review(plan_view(plan, prepared.tools, prepared.inputs))
+            if decision.action == "approve":
+                self._decided("plan.approved", plan, who=decision.who, how="person")
+                return plan
+            if decision.action == "reject":
+                self._decided("plan.rejected", plan, who=decision.who, how="person")
+                return None
+            if decision.action == "edit" and decision.plan is not None:
+                validate_plan(decision.plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+                self.journal.emit(
+                    "plan.edited",
+                    who=decision.who,
+                    how="person",
+                    when=now(),
+                    plan_hash_before=plan.plan_hash(),
+                    plan_hash=decision.plan.plan_hash(),
+                    plan=decision.plan.model_dump(mode="json"),
+                    diff=plan_diff(plan, decision.plan),
                 )
-        self.journal.emit("plan.approved", who=who, how=how, plan_hash=plan.plan_hash())
-        return True
+                plan = decision.plan
+            elif decision.action == "revise":
+                planner = self.engine.require_planner(prepared.task)
+                self.journal.emit("plan.revise", who=decision.who, comment=decision.comment)
+                plan = planner.revise(
+                    prepared.task.goal,
+                    plan,
+                    decision.comment,
+                    prepared.tools,
+                    prepared.inputs,
+                    self.journal,
+                    prepared.extra_checks,
+                )
+        raise ApprovalError(f"no decision after {MAX_REVIEWS} reviews")
+
+    def _decided(
+        self, event: str, plan: StepGraph, *, how: str, who: str = "", when: str = ""
+    ) -> None:
+        self.journal.emit(
+            event,
+            who=who or getpass.getuser(),
+            how=how,
+            when=when or now(),
+            plan_hash=plan.plan_hash(),
+        )
 
     def _answer(self, plan: StepGraph, execution: Execution) -> tuple[str, Verdict | None]:
         template = self.prepared.task.answer or plan.answer
@@ -207,7 +339,7 @@ class RunSession:
 
     def _result(
         self,
-        plan: StepGraph,
+        plan: StepGraph | None,
         execution: Execution,
         verdicts: list[Verdict],
         answer: str | None,

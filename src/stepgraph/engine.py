@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-from stepgraph._session import RunSession
+from stepgraph._session import RunOptions, RunSession
+from stepgraph.approval import Approver, PlanFile
 from stepgraph.exceptions import PlannerNotConfiguredError, TaskFileError
-from stepgraph.executor import validate_plan
+from stepgraph.executor import Backend, ThreadBackend, validate_plan
 from stepgraph.journal import JournalWriter, Listener
 from stepgraph.model import ApprovalPolicy, Check, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
@@ -36,6 +37,7 @@ class PreparedTask:
     task: Task
     tools: ToolRegistry
     inputs: dict[str, Any]
+    base_dir: Path = field(default_factory=Path.cwd)
 
     @property
     def plan(self) -> StepGraph | None:
@@ -64,6 +66,7 @@ class Engine:
         max_workers: int | None = None,
         planner: Planner | None = None,
         repair_rounds: int = 2,
+        backend: Callable[[], Backend] | None = None,
     ) -> None:
         self.tools = default_registry()
         for item in tools:
@@ -72,16 +75,21 @@ class Engine:
         self.max_workers = max_workers
         self.planner = planner
         self.repair_rounds = repair_rounds
+        self.backend = backend or ThreadBackend
 
     def prepare(
-        self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
+        self,
+        task: Task | Path | str | PreparedTask,
+        *,
+        overrides: Mapping[str, str] | None = None,
+        base_dir: Path | None = None,
     ) -> PreparedTask:
-        """Load the task (a path or a `Task`), its plugins and its inputs."""
+        """Load the task (a path or a `Task`), its plugins (relative to `base_dir`), its inputs."""
         if isinstance(task, PreparedTask):
             return task
-        base_dir = Path.cwd()
+        base_dir = (base_dir or Path.cwd()).resolve()
         if not isinstance(task, Task):
-            base_dir = Path(task).parent
+            base_dir = Path(task).resolve().parent
             task = load_task(Path(task))
         tools = ToolRegistry(self.tools)
         for plugin in task.plugins:
@@ -93,7 +101,8 @@ class Engine:
                 f"task '{task.name}' allows unknown tools: {', '.join(unknown)} "
                 f"(known: {', '.join(tools.names())})"
             )
-        return PreparedTask(task, tools.restricted(task.tools), resolve_inputs(task, overrides))
+        inputs = resolve_inputs(task, overrides)
+        return PreparedTask(task, tools.restricted(task.tools), inputs, base_dir)
 
     def validate(
         self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
@@ -128,15 +137,25 @@ class Engine:
         journal: Path | str | None = None,
         listeners: Iterable[Listener] = (),
         approval: ApprovalPolicy | None = None,
+        approver: Approver | None = None,
+        plan_file: PlanFile | None = None,
     ) -> RunResult:
-        """Plan if needed, approve, execute, verify and repair, journaling every event."""
+        """Plan if needed, approve, execute, verify and repair, journaling every event.
+
+        `approver` is asked when the policy is `ask` (or unset and the plan has side
+        effects); `plan_file` runs an approved, unchanged plan written by `stepgraph plan`.
+        """
         prepared = self.prepare(task, overrides=overrides)
-        if prepared.plan is None:
+        if plan_file is not None:
+            plan_file.approved_plan()
+        elif prepared.plan is None:
             self.require_planner(prepared.task)
         path = Path(journal) if journal else self._journal_path(prepared.task.name)
+        options = RunOptions(
+            policy=approval or prepared.task.approval, approver=approver, plan_file=plan_file
+        )
         with JournalWriter(path, uuid.uuid4().hex[:12], listeners=list(listeners)) as writer:
-            policy = approval or prepared.task.approval
-            return RunSession(self, prepared, writer, policy).run()
+            return RunSession(self, prepared, writer, options).run()
 
     def require_planner(self, task: Task) -> Planner:
         """The planner, or an error naming the three ways to get a plan."""
@@ -151,6 +170,6 @@ class Engine:
 
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
     """Run a task: ``stepgraph.run("examples/migration.yaml", overrides={"data": "10TiB"})``."""
-    names = ("tools", "journal_dir", "max_workers", "planner", "repair_rounds")
+    names = ("tools", "journal_dir", "max_workers", "planner", "repair_rounds", "backend")
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

@@ -14,6 +14,7 @@ The tree::
     │   └── PlannerNotConfiguredError  no plan in the task and no model to ask
     ├── LLMError                 the model endpoint failed (HTTP error, bad body, timeout)
     ├── StepExecutionError       a step that failed while running (run time)
+    │   └── NonRetryableError    a step failure that retrying cannot fix
     ├── VerificationError        a run whose results did not pass re-verification
     ├── ApprovalError            a plan the approval policy does not let run
     └── JournalError             a journal that cannot be read
@@ -114,6 +115,18 @@ class StepExecutionError(StepgraphError):
         self.run_id = run_id
 
 
+class NonRetryableError(StepExecutionError):
+    """A step failure that retrying cannot fix: bad arguments, a wrong unit, a recorded failure.
+
+    Its text is the observation's error as is, without the step prefix.
+    """
+
+    def __init__(self, message: str, *, step: str = "") -> None:
+        StepgraphError.__init__(self, message)
+        self.step = step
+        self.run_id = None
+
+
 class VerificationError(StepgraphError):
     """A run whose results did not pass re-verification."""
 
@@ -143,6 +156,7 @@ __all__ = [
     "CalculationError",
     "JournalError",
     "LLMError",
+    "NonRetryableError",
     "PlanProblem",
     "PlanValidationError",
     "PlannerNotConfiguredError",

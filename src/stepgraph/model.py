@@ -87,6 +87,7 @@ class ApprovalPolicy(StrEnum):
     """Who approves a plan before it runs."""
 
     AUTO = "auto"
+    ASK = "ask"
     READONLY = "readonly"
     NEVER = "never"
 
@@ -120,7 +121,11 @@ class Task(_Strict):
         default_factory=list, description="Checks added to those of the plan."
     )
     answer: str | None = Field(None, description="Answer template; overrides the plan's.")
-    approval: ApprovalPolicy = Field(ApprovalPolicy.AUTO, description="Approval policy.")
+    approval: ApprovalPolicy | None = Field(
+        None,
+        description="auto, ask, readonly or never; unset: ask at a terminal when the plan has "
+        "side effects, else auto.",
+    )
     max_workers: int = Field(8, ge=1, le=256, description="Steps that may run at the same time.")
 
     @field_validator("inputs", mode="before")

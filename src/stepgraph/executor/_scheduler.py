@@ -16,12 +16,12 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph.exceptions import StepgraphError
-from stepgraph.executor._pool import WorkerPool
+from stepgraph.exceptions import NonRetryableError, StepgraphError
+from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
 from stepgraph.journal import JournalWriter
 from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_, resolve
-from stepgraph.tools import Tool, ToolRegistry
+from stepgraph.tools import ToolRegistry
 from stepgraph.units import convert, format_value
 
 
@@ -45,12 +45,8 @@ class _Attempt:
     deadline: float
 
 
-class _StepFailure(Exception):
-    """A failure that retrying cannot fix (bad arguments, a wrong unit)."""
-
-
 def _describe(error: BaseException) -> str:
-    if isinstance(error, StepgraphError | _StepFailure):
+    if isinstance(error, StepgraphError):
         return str(error)
     return f"{type(error).__name__}: {error}"
 
@@ -68,6 +64,7 @@ class Scheduler:
         max_workers: int = 8,
         reused: Mapping[str, Any] | None = None,
         refused: Mapping[str, str] | None = None,
+        backend: Backend | None = None,
     ) -> None:
         self.graph = graph
         self.tools = tools
@@ -78,7 +75,7 @@ class Scheduler:
         self._waiting = {node: graph.in_degree(node) for node in graph}
         self._ready: deque[str] = deque()
         self._running: dict[Future[Any], _Attempt] = {}
-        self._pool = WorkerPool()
+        self._backend = backend or ThreadBackend()
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})
 
@@ -90,7 +87,7 @@ class Scheduler:
             self._complete(step_id, value)
         for step_id, reason in self._refused.items():
             step = self.graph.nodes[step_id]["step"]
-            self._record_failure(step, 1, time.monotonic(), _StepFailure(reason), final=True)
+            self._record_failure(step, 1, time.monotonic(), NonRetryableError(reason), final=True)
         self._ready.extend(  # roots only: steps freed by a reused step are already queued
             node
             for node in self.graph
@@ -113,7 +110,7 @@ class Scheduler:
                     self._finish(future)
                 self._expire(time.monotonic())
         finally:
-            self._pool.shutdown()
+            self._backend.shutdown()
         return self.result
 
     def _launch(self, step: Step, number: int) -> None:
@@ -127,27 +124,12 @@ class Scheduler:
                 for name, value in step.args.items()
             }
         except ReferenceError_ as e:
-            self._record_failure(step, number, started, _StepFailure(str(e)), final=True)
+            self._record_failure(step, number, started, NonRetryableError(str(e)), final=True)
             return
         self.result.actions[step.id] = args
         self.journal.emit("action", step=step.id, tool=tool.name, args=args, attempt=number)
-        future = self._submit(tool, args)
+        future = self._backend.submit(ToolCall(step, number, tool, args))
         self._running[future] = _Attempt(step, number, started, started + step.timeout)
-
-    def _submit(self, tool: Tool, args: dict[str, Any]) -> Future[Any]:
-        def validated() -> dict[str, Any]:
-            try:
-                return tool.validate_args(args)
-            except StepgraphError as e:
-                raise _StepFailure(str(e)) from e
-
-        if tool.is_async:
-
-            async def call_async() -> Any:
-                return await tool.func(**validated())
-
-            return self._pool.submit_async(call_async)
-        return self._pool.submit(lambda: tool.func(**validated()))
 
     def _finish(self, future: Future[Any]) -> None:
         attempt = self._running.pop(future)
@@ -159,9 +141,9 @@ class Scheduler:
                 if step.expect_unit is not None:
                     value = convert(value, step.expect_unit)
             except StepgraphError as e:
-                error = _StepFailure(f"expect_unit '{step.expect_unit}': {e}")
+                error = NonRetryableError(f"expect_unit '{step.expect_unit}': {e}")
         if error is not None:
-            retry = not isinstance(error, _StepFailure) and attempt.number <= step.retries
+            retry = not isinstance(error, NonRetryableError) and attempt.number <= step.retries
             self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
             if retry:
                 self._launch(step, attempt.number + 1)
@@ -247,8 +229,16 @@ def execute(
     max_workers: int = 8,
     reused: Mapping[str, Any] | None = None,
     refused: Mapping[str, str] | None = None,
+    backend: Backend | None = None,
 ) -> Execution:
     """Run a validated graph; `reused` values stand for steps that already ran."""
     return Scheduler(
-        graph, tools, inputs, journal, max_workers=max_workers, reused=reused, refused=refused
+        graph,
+        tools,
+        inputs,
+        journal,
+        max_workers=max_workers,
+        reused=reused,
+        refused=refused,
+        backend=backend,
     ).run()

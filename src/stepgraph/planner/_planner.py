@@ -64,6 +64,29 @@ class Planner:
         ]
         return self._converse(messages, "repair", tools, inputs, journal, checks)
 
+    def revise(
+        self,
+        goal: str,
+        plan: StepGraph,
+        comment: str,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter | None = None,
+        checks: list[Check] | None = None,
+    ) -> StepGraph:
+        """Ask for a revised plan, given a reviewer's comment."""
+        content = render(
+            "revise.md",
+            goal=goal,
+            plan=json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1),
+            comment=comment,
+        )
+        messages = [
+            {"role": "system", "content": system_prompt(tools)},
+            {"role": "user", "content": content},
+        ]
+        return self._converse(messages, "revise", tools, inputs, journal, checks)
+
     def answer(
         self, goal: str, observations: Mapping[str, str], journal: JournalWriter | None = None
     ) -> str:

@@ -1,0 +1,66 @@
+"""Backends: where a step's tool call runs. Scheduling, references and the journal stay ours."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from stepgraph.exceptions import NonRetryableError, StepgraphError
+from stepgraph.executor._pool import WorkerPool
+from stepgraph.model import Step
+from stepgraph.tools import Tool
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One attempt of one step: the tool and its resolved arguments."""
+
+    step: Step
+    attempt: int
+    tool: Tool
+    args: dict[str, Any]
+
+    def validated_args(self) -> dict[str, Any]:
+        """The arguments after the tool's schema; a mismatch is not worth retrying."""
+        try:
+            return self.tool.validate_args(self.args)
+        except StepgraphError as e:
+            raise NonRetryableError(str(e), step=self.step.id) from e
+
+    def run(self) -> Any:
+        """Call a sync tool."""
+        return self.tool.func(**self.validated_args())
+
+    async def run_async(self) -> Any:
+        """Call an async tool."""
+        return await self.tool.func(**self.validated_args())
+
+
+class Backend(Protocol):
+    """Runs tool calls and hands back futures; the scheduler waits on them."""
+
+    def submit(self, call: ToolCall) -> Future[Any]:
+        """Start the call; the future holds its value or its exception."""
+        ...
+
+    def shutdown(self) -> None:
+        """Release workers once the run is over."""
+        ...
+
+
+class ThreadBackend:
+    """Sync tools on daemon worker threads, async tools on one shared event loop."""
+
+    def __init__(self) -> None:
+        self._pool = WorkerPool()
+
+    def submit(self, call: ToolCall) -> Future[Any]:
+        """Run the call on the pool."""
+        if call.tool.is_async:
+            return self._pool.submit_async(call.run_async)
+        return self._pool.submit(call.run)
+
+    def shutdown(self) -> None:
+        """Stop the pool's idle workers and its loop."""
+        self._pool.shutdown()
