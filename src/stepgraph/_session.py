@@ -53,6 +53,7 @@ class RunOptions:
     approver: Approver | None = None
     plan_file: PlanFile | None = None
     prior: Prior | None = None
+    resumed: bool = False
     start_fields: dict[str, Any] = field(default_factory=dict)
 
 
@@ -82,7 +83,7 @@ class RunSession:
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
-        if self.options.prior is None:
+        if not self.options.resumed:
             self._start()
         try:
             return self._stages()

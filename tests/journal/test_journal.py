@@ -79,3 +79,47 @@ def test_model_exchanges_and_repairs_read_back_typed(tmp_path):
     assert isinstance(journal.of_kind("plan.repair")[0], PlanRepair)
     assert {e.step for e in journal.of_kind("step.reused")} == {"rate", "total", "per_night"}
     assert all(isinstance(e, StepReused) for e in journal.of_kind("step.reused"))
+
+
+def test_a_garbage_line_in_the_middle_is_reported_with_its_number(run_task, tmp_path):
+    _, journal = run_task(EXAMPLES / "migration.yaml")
+    lines = journal.path.read_text().splitlines()
+    lines.insert(3, "%%% not json %%%")
+    path = tmp_path / "garbage.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    read = read_journal(path)
+    assert len(read.events) == len(journal.events)
+    assert read.problems == ["line 4: line is not JSON (Expecting value); skipped"]
+
+
+def test_a_journal_with_another_run_mixed_in_is_refused(run_task, tmp_path):
+    import pytest
+
+    from stepgraph import JournalError
+
+    _, first = run_task(EXAMPLES / "migration.yaml")
+    _, second = run_task(EXAMPLES / "migration.yaml")
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(first.path.read_text() + second.path.read_text())
+    with pytest.raises(JournalError, match="belongs to run .* journals of two runs are mixed"):
+        read_journal(mixed)
+
+
+def test_a_journal_from_a_newer_format_is_refused(tmp_path):
+    import pytest
+
+    from stepgraph import JournalError
+
+    path = tmp_path / "new.jsonl"
+    event = {
+        "run_id": "r",
+        "seq": 1,
+        "ts": "t",
+        "event": "run.start",
+        "task": "t",
+        "goal": "g",
+        "version": 99,
+    }
+    path.write_text(json.dumps(event) + "\n")
+    with pytest.raises(JournalError, match="newer stepgraph"):
+        read_journal(path)

@@ -29,6 +29,10 @@ class RunStart(JournalEvent):
     goal: str
     inputs: dict[str, Any] = Field(default_factory=dict)
     version: int
+    definition: dict[str, Any] | None = None
+    base_dir: str | None = None
+    tools: dict[str, str] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
 
 
 class PlanProposed(JournalEvent):

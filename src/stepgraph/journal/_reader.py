@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from stepgraph.exceptions import JournalError
-from stepgraph.journal._events import AnyEvent, JournalEvent
+from stepgraph.journal._events import AnyEvent, JournalEvent, RunStart
+from stepgraph.journal._writer import JOURNAL_VERSION
 
 _ADAPTER: TypeAdapter[JournalEvent] = TypeAdapter(AnyEvent)
 
@@ -32,24 +33,48 @@ class Journal:
 
 
 def read_journal(path: Path) -> Journal:
-    """Read a JSONL journal; unreadable lines (a truncated last line) are reported, not fatal."""
+    """Read a JSONL journal into typed events.
+
+    A truncated last line (a killed process) or a garbage line is reported with its
+    line number and skipped. Events of another run mixed into the file, or a journal
+    written by a newer format version, are refused with a `JournalError`.
+    """
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
     journal = Journal(path)
     lines = text.split("\n")
+    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            journal.events.append(_ADAPTER.validate_python(json.loads(line)))
+            event = _ADAPTER.validate_python(json.loads(line))
         except json.JSONDecodeError as e:
-            last = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
-            what = "truncated last line" if last else "line is not JSON"
+            what = "truncated last line" if number == last else "line is not JSON"
             journal.problems.append(f"line {number}: {what} ({e.msg}); skipped")
+            continue
         except ValidationError as e:
             journal.problems.append(
                 f"line {number}: not a journal event ({e.error_count()} errors); skipped"
             )
+            continue
+        _check_belongs(journal, event, number)
+        journal.events.append(event)
     return journal
+
+
+def _check_belongs(journal: Journal, event: JournalEvent, number: int) -> None:
+    if journal.events and event.run_id != journal.events[0].run_id:
+        raise JournalError(
+            f"line {number} belongs to run {event.run_id}, not to run {journal.events[0].run_id}: "
+            "journals of two runs are mixed in one file",
+            path=str(journal.path),
+        )
+    if isinstance(event, RunStart) and event.version > JOURNAL_VERSION:
+        raise JournalError(
+            f"written by a newer stepgraph (journal version {event.version}; "
+            f"this one reads up to {JOURNAL_VERSION})",
+            path=str(journal.path),
+        )

@@ -30,12 +30,19 @@ class JournalWriter:
     configuration, so two runs in one process never share a file.
     """
 
-    def __init__(self, path: Path, run_id: str, *, listeners: list[Listener] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        run_id: str,
+        *,
+        listeners: list[Listener] | None = None,
+        start_seq: int = 0,
+    ) -> None:
         self.path = path
         self.run_id = run_id
         self._listeners = list(listeners or [])
         self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = start_seq  # a resumed run appends after the events already there
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._logger = structlog.wrap_logger(

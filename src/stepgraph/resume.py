@@ -1,0 +1,88 @@
+"""Finishing a run that was interrupted: killed, crashed, or its machine lost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from stepgraph._recording import Recording
+from stepgraph._session import RunOptions, RunSession
+from stepgraph.approval import Approver, plan_view
+from stepgraph.engine import Engine, PreparedTask
+from stepgraph.exceptions import ApprovalError, JournalError
+from stepgraph.journal import JournalWriter, Listener
+from stepgraph.model import RunResult
+from stepgraph.planner import Planner
+from stepgraph.tools import Tool
+
+
+def resume(
+    journal: Path | str,
+    *,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+    planner: Planner | None = None,
+    rerun_side_effects: bool = False,
+    approver: Approver | None = None,
+    listeners: Iterable[Listener] = (),
+) -> RunResult:
+    """Finish an interrupted run in its own journal, after a `run.resume` event.
+
+    Steps with an observation are not run again. A step that started but has no
+    observation runs again if its tool has no side effects; otherwise only with
+    `rerun_side_effects`, or when `approver` (a person) approves, else it is refused.
+    """
+    path = Path(journal)
+    recording = Recording.load(path)
+    if recording.end_status is not None:
+        raise JournalError(
+            f"the run already ended (status {recording.end_status}); nothing to resume",
+            path=str(path),
+        )
+    engine = Engine(
+        tools=tools,
+        planner=planner,
+        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
+    )
+    loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
+    prepared = PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)
+    prior, in_flight = recording.prior()
+    risky = [
+        step.id
+        for step in (prior.plan.steps if prior else [])
+        if step.id in in_flight
+        and step.tool in prepared.tools
+        and prepared.tools.get(step.tool).side_effects
+    ]
+    if risky and prior is not None and not rerun_side_effects:
+        _confirm_rerun(risky, prior.plan, prepared, approver)
+    writer = JournalWriter(
+        path, recording.run_id, listeners=list(listeners), start_seq=recording.last_seq
+    )
+    with writer:
+        writer.emit(
+            "run.resume",
+            after_seq=recording.last_seq,
+            settled=sorted(prior.values) if prior else [],
+            failed=sorted(prior.failed) if prior else [],
+            rerun=in_flight,
+            problems=recording.journal.problems,
+        )
+        options = RunOptions(
+            policy=prepared.task.approval, approver=approver, prior=prior, resumed=True
+        )
+        return RunSession(engine, prepared, writer, options).run()
+
+
+def _confirm_rerun(
+    risky: list[str], plan: Any, prepared: PreparedTask, approver: Approver | None
+) -> None:
+    message = (
+        f"step(s) {', '.join(risky)} started but have no observation, and their tools have "
+        "side effects: they may have changed the world already"
+    )
+    if approver is None:
+        raise ApprovalError(f"{message}; resume with --rerun-side-effects to run them again")
+    decision = approver.review(plan_view(plan, prepared.tools, prepared.inputs))
+    if decision.action != "approve":
+        raise ApprovalError(f"{message}; the re-run was not approved")
