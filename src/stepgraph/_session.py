@@ -322,7 +322,8 @@ class RunSession:
         scope = {"inputs": self.prepared.inputs, **execution.values}
         if template:
             try:
-                return str(resolve(template, scope)), None
+                rendered = resolve(template, scope)
+                return (rendered if isinstance(rendered, str) else format_value(rendered)), None
             except ReferenceError_ as e:
                 return f"(no answer: {e})", None
         planner = self.engine.planner

@@ -103,7 +103,8 @@ def _step_problems(
     if step.tool not in tools:
         messages.append(f"unknown tool '{step.tool}' (allowed: {', '.join(tools.names())})")
     else:
-        referenced = [name for name, value in step.args.items() if whole_reference(value)]
+        # Arguments holding references are typed at run time, once the values exist.
+        referenced = [name for name, value in step.args.items() if any(find_references(value))]
         messages.extend(tools.get(step.tool).literal_arg_problems(step.args, referenced))
     if step.expect_unit is not None:
         try:

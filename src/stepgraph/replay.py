@@ -1,0 +1,238 @@
+"""Replaying a run from its journal: exactly, live, or forked from one step."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from stepgraph._recording import Recording
+from stepgraph._session import RunOptions, RunSession, tool_fingerprints
+from stepgraph.engine import Engine, PreparedTask
+from stepgraph.exceptions import JournalError, LLMError, NonRetryableError, StepgraphError
+from stepgraph.executor import ThreadBackend, ToolCall, build_graph
+from stepgraph.journal import Journal, JournalEvent, JournalWriter, ObservationEvent, read_journal
+from stepgraph.model import ApprovalPolicy, RunResult
+from stepgraph.planner import LLMReply, Message, Planner
+from stepgraph.tools import Tool
+from stepgraph.units import decode_value
+
+# What must be equal, per event kind, for a replay to count as identical. Times,
+# durations and approvals (who, when) are left out on purpose.
+COMPARED: dict[str, tuple[str, ...]] = {
+    "llm.request": ("purpose", "messages"),
+    "llm.response": ("purpose", "text"),
+    "plan.proposed": ("plan_hash",),
+    "plan.invalid": ("problems",),
+    "plan.repair": ("plan_hash", "diff"),
+    "action": ("tool", "args", "attempt"),
+    "observation": ("ok", "value", "error", "attempt", "final"),
+    "step.reused": ("value",),
+    "step.skipped": ("reason",),
+    "check": ("kind", "passed", "description"),
+    "answer": ("text",),
+    "run.end": ("status",),
+}
+
+
+@dataclass
+class Divergence:
+    """Where a replay first differs from the record."""
+
+    event: str
+    step: str | None
+    recorded: Any
+    produced: Any
+
+    def __str__(self) -> str:
+        where = f"step '{self.step}'" if self.step else "the run"
+        return f"{self.event} of {where}: recorded {self.recorded!r}, produced {self.produced!r}"
+
+
+@dataclass
+class ReplayReport:
+    """The outcome of a replay: identical, or the divergences in record order."""
+
+    journal: Path
+    parent: Path
+    divergences: list[Divergence] = field(default_factory=list)
+    result: RunResult | None = None
+    error: str | None = None
+
+    @property
+    def identical(self) -> bool:
+        """True when nothing differs from the record."""
+        return not self.divergences and self.error is None
+
+
+class _ReplayedError(StepgraphError):
+    """A recorded failure that was retried at the time, so it may be retried again."""
+
+
+def recorded_observations(journal: Journal) -> dict[str, deque[ObservationEvent]]:
+    """Each step's observations in order; replay backends of every round share them."""
+    recorded: dict[str, deque[ObservationEvent]] = defaultdict(deque)
+    for event in journal.events:
+        if isinstance(event, ObservationEvent) and event.step:
+            recorded[event.step].append(event)
+    return recorded
+
+
+class ReplayBackend:
+    """Answers tool calls with the recorded observations; `live` steps run for real."""
+
+    def __init__(
+        self,
+        recorded: dict[str, deque[ObservationEvent]],
+        live_steps: set[str] | None = None,
+        *,
+        live: bool = False,
+    ) -> None:
+        self._recorded = recorded
+        self._live_steps = live_steps or set()
+        self._all_live = live
+        self._threads = ThreadBackend() if live or live_steps else None
+
+    def submit(self, call: ToolCall) -> Future[Any]:
+        """The recorded outcome of this step's next attempt, or a live call."""
+        if self._threads is not None and (self._all_live or call.step.id in self._live_steps):
+            return self._threads.submit(call)
+        future: Future[Any] = Future()
+        queue = self._recorded.get(call.step.id)
+        if not queue:
+            message = f"no recorded observation for step '{call.step.id}' attempt {call.attempt}"
+            future.set_exception(NonRetryableError(message))
+        elif (recorded := queue.popleft()).ok:
+            future.set_result(decode_value(recorded.value))
+        elif recorded.final:
+            future.set_exception(NonRetryableError(recorded.error or ""))
+        else:
+            future.set_exception(_ReplayedError(recorded.error or ""))
+        return future
+
+    def shutdown(self) -> None:
+        """Stop the live workers, if any."""
+        if self._threads is not None:
+            self._threads.shutdown()
+
+
+class ReplayLLM:
+    """A model that gives the recorded answers in order."""
+
+    def __init__(self, texts: Sequence[str], model: str = "replay") -> None:
+        self._texts = deque(texts)
+        self.model = model
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+    ) -> LLMReply:
+        """The next recorded answer; asking for more than the record holds is an error."""
+        if not self._texts:
+            raise LLMError("the replay asked the model more often than the recorded run did")
+        return LLMReply(text=self._texts.popleft(), model=self.model)
+
+
+def replay(
+    journal: Path | str,
+    *,
+    live: bool = False,
+    from_step: str | None = None,
+    out: Path | str | None = None,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+) -> ReplayReport:
+    """Run a recorded run again and compare.
+
+    By default no tool and no model is called: every observation and model answer
+    comes from the journal. `live` runs the tools for real; `from_step` forks: that
+    step and everything depending on it run live, the rest is taken from the record,
+    into a new journal that names its parent.
+    """
+    path = Path(journal)
+    recording = Recording.load(path)
+    live_steps = _fork_steps(recording, from_step) if from_step else None
+    suffix = f"fork-{from_step}" if from_step else ("live" if live else "replay")
+    out_path = Path(out) if out else path.with_name(f"{path.stem}.{suffix}.jsonl")
+    out_path.unlink(missing_ok=True)
+    texts = recording.llm_texts()
+    recorded = recorded_observations(recording.journal)
+    engine = Engine(
+        tools=tools,
+        planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
+        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
+        backend=lambda: ReplayBackend(recorded, live_steps, live=live),
+    )
+    report = ReplayReport(journal=out_path, parent=path)
+    try:
+        loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
+    except StepgraphError as e:
+        report.error = f"cannot rebuild the task: {e}"
+        return report
+    prepared = PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)
+    report.divergences += _tool_changes(recording, prepared)
+    link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
+    options = RunOptions(
+        policy=ApprovalPolicy.AUTO,
+        start_fields={"parent" if from_step else "replay_of": link},
+    )
+    run_id = uuid.uuid4().hex[:12] if from_step else recording.run_id  # a fork is a new run
+    with JournalWriter(out_path, run_id) as writer:
+        try:
+            report.result = RunSession(engine, prepared, writer, options).run()
+        except StepgraphError as e:
+            report.error = str(e)
+    report.divergences += compare(recording.journal, read_journal(out_path))
+    return report
+
+
+def _fork_steps(recording: Recording, step: str) -> set[str]:
+    prior, _ = recording.prior()
+    plan = prior.plan if prior else next(iter(recording.plans.values()), None)
+    if plan is None or step not in {s.id for s in plan.steps}:
+        known = ", ".join(s.id for s in plan.steps) if plan else "none"
+        raise JournalError(f"--from {step}: the recorded plan has no such step (steps: {known})")
+    return {step} | nx.descendants(build_graph(plan.steps), step)
+
+
+def _tool_changes(recording: Recording, prepared: PreparedTask) -> list[Divergence]:
+    now = tool_fingerprints(prepared.tools)
+    return [
+        Divergence("tool", None, f"{name} {was}", f"{name} {now.get(name, 'missing')}")
+        for name, was in sorted(recording.start.tools.items())
+        if now.get(name) != was
+    ]
+
+
+def _payload(event: JournalEvent) -> dict[str, Any]:
+    data = event.model_dump()
+    return {key: data.get(key) for key in COMPARED[event.event]}
+
+
+def compare(recorded: Journal, produced: Journal) -> list[Divergence]:
+    """Every difference between two runs, in the recorded order, step by step.
+
+    Events are matched per (kind, step) rather than globally, because steps that run
+    at the same time may finish in another order without the run being different.
+    """
+    queues: dict[tuple[str, str | None], deque[JournalEvent]] = defaultdict(deque)
+    for event in produced.events:
+        if event.event in COMPARED:
+            queues[(event.event, event.step)].append(event)
+    divergences = []
+    for event in recorded.events:
+        if event.event not in COMPARED:
+            continue
+        queue = queues[(event.event, event.step)]
+        produced_payload = _payload(queue.popleft()) if queue else None
+        if _payload(event) != produced_payload:
+            divergences.append(
+                Divergence(event.event, event.step, _payload(event), produced_payload)
+            )
+    for (kind, step), rest in queues.items():
+        divergences += [Divergence(kind, step, None, _payload(event)) for event in rest]
+    return divergences

@@ -1,0 +1,144 @@
+"""Replay: the journal alone reproduces a run; changes since the recording are divergences."""
+
+import shutil
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stepgraph import Engine, Planner, StepGraph, Task, tool
+from stepgraph.journal import read_journal
+from stepgraph.replay import replay
+from stepgraph.testing import ScriptedLLM
+from tests.conftest import EXAMPLES
+from tests.planner.conftest import migration_plan
+
+
+def test_replaying_a_run_calls_no_tool_and_is_identical(tmp_path):
+    calls = []
+
+    @tool
+    def probe(name: str) -> float:
+        """Measure something."""
+        calls.append(name)
+        return 42.0
+
+    task = Task(
+        goal="g", plan=StepGraph(steps=[{"id": "p", "tool": "probe", "args": {"name": "x"}}])
+    )
+    Engine(tools=[probe]).run(task, journal=tmp_path / "j.jsonl")
+    report = replay(tmp_path / "j.jsonl", tools=[probe])
+    assert report.identical, report.divergences
+    assert calls == ["x"]
+    assert read_journal(report.journal).of_kind("run.start")[0].model_extra["replay_of"]["run_id"]
+
+
+def test_a_planned_and_repaired_run_replays_without_the_model(tmp_path):
+    model = ScriptedLLM(
+        [migration_plan("floor", answer="${nights}"), migration_plan("ceil", answer="${nights}")]
+    )
+    task = Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
+    original = Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
+    report = replay(tmp_path / "j.jsonl")
+    assert report.identical, report.divergences
+    assert report.result.answer == original.answer == "3"
+
+
+@pytest.fixture
+def company(tmp_path):
+    copy = tmp_path / "company"
+    shutil.copytree(EXAMPLES / "company", copy)
+    Engine().run(copy / "company.yaml", journal=tmp_path / "j.jsonl")
+    return copy, tmp_path / "j.jsonl"
+
+
+def test_a_tool_changed_since_the_recording_is_a_divergence_not_a_crash(company):
+    folder, journal = company
+    source = folder / "company_tools.py"
+    source.write_text(source.read_text().replace("company_id: int", "company_id: str"))
+    report = replay(journal)
+    assert not report.identical
+    assert report.divergences[0].event == "tool"
+    assert "list_shareholders" in report.divergences[0].recorded
+
+
+def test_live_replay_diffs_each_observation_against_the_record(company):
+    folder, journal = company
+    sql = folder / "company.sql"
+    sql.write_text(
+        sql.read_text().replace("(42, 'Founders Trust', 38.5)", "(42, 'Founders Trust', 40.5)")
+    )
+    report = replay(journal, live=True)
+    steps = {d.step for d in report.divergences if d.event == "observation"}
+    assert "holders" in steps and "company" not in steps
+
+
+def test_fork_from_a_step_reuses_what_came_before_and_names_its_parent(tmp_path):
+    calls = []
+
+    @tool
+    def measure(name: str) -> float:
+        """Measure something."""
+        calls.append(name)
+        return {"a": 1.0, "b": 2.0}[name]
+
+    steps = [
+        {"id": "a", "tool": "measure", "args": {"name": "a"}},
+        {"id": "b", "tool": "measure", "args": {"name": "b"}},
+        {"id": "total", "tool": "calculate", "args": {"expression": "${a} + ${b}"}},
+    ]
+    task = Task(goal="g", plan=StepGraph(steps=steps, answer="${total}"))
+    Engine(tools=[measure]).run(task, journal=tmp_path / "j.jsonl")
+    calls.clear()
+    report = replay(tmp_path / "j.jsonl", from_step="b", tools=[measure])
+    assert calls == ["b"]
+    assert report.result.answer == "3"
+    start = read_journal(report.journal).of_kind("run.start")[0]
+    assert start.model_extra["parent"]["journal"] == str(tmp_path / "j.jsonl")
+    assert start.run_id != read_journal(tmp_path / "j.jsonl").events[0].run_id
+
+
+def test_fork_from_an_unknown_step_is_a_clear_error(tmp_path):
+    Engine().run(EXAMPLES / "migration.yaml", journal=tmp_path / "j.jsonl")
+    with pytest.raises(Exception, match="no such step \\(steps: rate, total, per_night, nights\\)"):
+        replay(tmp_path / "j.jsonl", from_step="nope")
+
+
+@st.composite
+def random_graphs(draw):
+    """Random DAGs: each step adds the outputs of some earlier steps, with a random latency."""
+    count = draw(st.integers(min_value=1, max_value=8))
+    steps = []
+    for index in range(count):
+        parents = (
+            draw(st.lists(st.integers(0, index - 1), unique=True, max_size=3)) if index else []
+        )
+        latency = draw(st.integers(min_value=0, max_value=4))
+        steps.append(
+            {
+                "id": f"s{index}",
+                "tool": "work",
+                "args": {"ms": latency, "inputs": [f"${{s{p}}}" for p in parents]},
+            }
+        )
+    return steps
+
+
+@tool
+def work(ms: int, inputs: list[float]) -> float:
+    """Wait a few simulated milliseconds, then add the inputs and one."""
+    time.sleep(ms / 1000)
+    return sum(inputs) + 1
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=random_graphs())
+def test_replay_of_any_graph_with_any_latencies_is_identical(steps, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("replay")
+    task = Task(goal="g", plan=StepGraph(steps=steps), max_workers=4)
+    Engine(tools=[work]).run(task, journal=folder / "j.jsonl")
+    report = replay(folder / "j.jsonl", tools=[work])
+    assert report.identical, report.divergences
