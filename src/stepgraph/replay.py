@@ -196,7 +196,8 @@ def _fork_steps(recording: Recording, step: str) -> set[str]:
     if plan is None or step not in {s.id for s in plan.steps}:
         known = ", ".join(s.id for s in plan.steps) if plan else "none"
         raise JournalError(f"--from {step}: the recorded plan has no such step (steps: {known})")
-    return {step} | nx.descendants(build_graph(plan.steps), step)
+    descendants: set[str] = nx.descendants(build_graph(plan.steps), step)
+    return {step} | descendants
 
 
 def _tool_changes(recording: Recording, prepared: PreparedTask) -> list[Divergence]:

@@ -15,7 +15,6 @@ from stepgraph.references import (
     Reference,
     find_references,
     resolve,
-    whole_reference,
 )
 from stepgraph.tools import UNKNOWN, ToolRegistry
 from stepgraph.tools._calculate import check_syntax
