@@ -48,8 +48,9 @@ def test_plan_prints_a_validated_graph_and_can_write_it(tmp_path):
         tmp_path / "j.jsonl",
     )
     assert result.exit_code == ExitCode.OK
-    plan = json.loads(out.read_text())
-    assert [step["id"] for step in plan["steps"]] == ["rate", "total", "per_night", "nights"]
+    written = json.loads(out.read_text())
+    assert [step["id"] for step in written["plan"]["steps"]] == ["rate", "total", "per_night", "nights"]
+    assert len(written["plan_hash"]) == 64 and "approval" not in written
 
 
 def test_show_prompt_prints_the_four_parts_and_the_examples():

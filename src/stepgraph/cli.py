@@ -1,72 +1,48 @@
 """The `stepgraph` command line.
 
 Exit status:
-    0   the answer is verified (or, for validate and plan, the plan is valid)
+    0   the answer is verified (for validate, plan, approve: done; for replay: identical)
     1   an unexpected internal error
     2   wrong command-line usage
-    3   an invalid task file or plan, or no valid plan from the planner (nothing ran)
+    3   an invalid task file, plan, plan file or journal, or no valid plan from the planner
     4   a step failed (its dependents were skipped)
     5   every step ran but a verification failed
-    6   the plan was not run (approval policy)
+    6   the plan was not run (approval)
     7   the model endpoint failed (HTTP error, unreadable answer, timeout)
+    8   a replay diverged from the record
     130 interrupted
 """
 
 from __future__ import annotations
 
+import getpass
 import json
-import os
 import sys
-from enum import IntEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from stepgraph import _display
-from stepgraph.engine import Engine
-from stepgraph.exceptions import (
-    ApprovalError,
-    LLMError,
-    PlanningError,
-    PlanValidationError,
-    StepgraphError,
-    TaskFileError,
-)
-from stepgraph.model import ApprovalPolicy, RunStatus, Task
+from stepgraph import _cli_journal, _display
+from stepgraph._cli_common import STATUS_EXIT, ExitCode, guard
+from stepgraph._review import ConsoleApprover, show_plan_view
+from stepgraph.approval import PlanFile, plan_view
+from stepgraph.engine import Engine, PreparedTask
+from stepgraph.exceptions import TaskFileError
+from stepgraph.executor import validate_plan
+from stepgraph.model import ApprovalPolicy, StepGraph, Task
 from stepgraph.planner import LLMSettings, OpenAIClient, Planner, system_prompt
 from stepgraph.task import parse_assignments
 from stepgraph.testing import ScriptedLLM
 
-
-class ExitCode(IntEnum):
-    """Documented exit statuses of the `stepgraph` command."""
-
-    OK = 0
-    INTERNAL = 1
-    USAGE = 2
-    INVALID = 3
-    STEP_FAILED = 4
-    UNVERIFIED = 5
-    NOT_RUN = 6
-    MODEL_FAILED = 7
-    INTERRUPTED = 130
-
-
-_STATUS_EXIT = {
-    RunStatus.VERIFIED: ExitCode.OK,
-    RunStatus.STEP_FAILED: ExitCode.STEP_FAILED,
-    RunStatus.UNVERIFIED: ExitCode.UNVERIFIED,
-    RunStatus.NOT_RUN: ExitCode.NOT_RUN,
-}
-
 app = typer.Typer(
     help="stepgraph: the model plans, code executes, and every number is checked.",
     epilog="Exit status: 0 verified, 3 invalid task or plan, 4 a step failed, "
-    "5 verification failed, 6 not run (approval), 7 model endpoint failed, 1 internal error.",
+    "5 verification failed, 6 not run (approval), 7 model endpoint failed, "
+    "8 replay diverged, 1 internal error.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -101,33 +77,6 @@ JournalOpt = Annotated[
 ]
 
 
-def _fail(console: Console, message: str, code: ExitCode) -> NoReturn:
-    console.print(Text.assemble(("error: ", "bold red"), message), highlight=False)
-    raise typer.Exit(int(code))
-
-
-def _guard(error: BaseException) -> NoReturn:
-    """Map an exception to a clear message and a documented exit code, never a traceback."""
-    console = Console(stderr=True)
-    if isinstance(error, KeyboardInterrupt):
-        _fail(console, "interrupted; what was observed is in the journal", ExitCode.INTERRUPTED)
-    if isinstance(error, PlanValidationError | TaskFileError | PlanningError):
-        _fail(console, str(error), ExitCode.INVALID)
-    if isinstance(error, ApprovalError):
-        _fail(console, str(error), ExitCode.NOT_RUN)
-    if isinstance(error, LLMError):
-        _fail(console, str(error), ExitCode.MODEL_FAILED)
-    if isinstance(error, StepgraphError):
-        _fail(console, str(error), ExitCode.INVALID)
-    if os.environ.get("STEPGRAPH_DEBUG"):
-        raise error
-    _fail(
-        console,
-        f"internal error: {type(error).__name__}: {error} (set STEPGRAPH_DEBUG=1 for a traceback)",
-        ExitCode.INTERNAL,
-    )
-
-
 def _planner(
     scripted: Path | None, base_url: str | None, model: str | None, plan_retries: int
 ) -> Planner | None:
@@ -151,14 +100,36 @@ def _target(target: str, tools: str | None) -> Task | Path:
     return Task(name="goal", goal=target, tools=allowed)
 
 
+def approver_for(console: Console, prepared: PreparedTask) -> ConsoleApprover | None:
+    """A terminal approver when a person is there to answer, else None (never wait)."""
+    if not sys.stdin.isatty():
+        return None
+
+    def check(plan: StepGraph) -> None:
+        validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+
+    return ConsoleApprover(console, check)
+
+
 @app.command()
 def run(
-    target: TargetArg,
+    target: Annotated[
+        str | None,
+        typer.Argument(
+            help="A task file (YAML) or a goal; optional with --plan.", show_default=False
+        ),
+    ] = None,
     set_: SetOpt = None,
+    plan_path: Annotated[
+        Path | None, typer.Option("--plan", help="Run an approved plan file (stepgraph approve).")
+    ] = None,
     journal: JournalOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the RunResult as JSON.")] = False,
     approve: Annotated[
-        ApprovalPolicy | None, typer.Option(help="Approval policy; overrides the task file's.")
+        ApprovalPolicy | None,
+        typer.Option(
+            help="Approval policy; default: ask at a terminal for side effects, else auto."
+        ),
     ] = None,
     max_workers: Annotated[
         int | None, typer.Option(min=1, help="Steps that may run at the same time.")
@@ -170,31 +141,42 @@ def run(
     plan_retries: PlanRetriesOpt = 2,
     repair_rounds: RepairOpt = 2,
 ) -> None:
-    """Run a task file or a goal: plan if needed, run, verify every number, print the answer."""
+    """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
     console = Console(stderr=as_json, quiet=as_json)
     try:
         planner = _planner(scripted, base_url, model, plan_retries)
         engine = Engine(max_workers=max_workers, planner=planner, repair_rounds=repair_rounds)
-        prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
+        plan_file = PlanFile.load(plan_path) if plan_path else None
+        if target is None and plan_file is None:
+            raise TaskFileError("give a task file or a goal, or --plan with an approved plan file")
+        source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
+        prepared = engine.prepare(source, overrides=parse_assignments(set_ or []))
         console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
         with _display.LiveProgress(console) as progress:
             result = engine.run(
-                prepared, journal=journal, approval=approve, listeners=[] if as_json else [progress]
+                prepared,
+                journal=journal,
+                approval=approve,
+                plan_file=plan_file,
+                approver=approver_for(console, prepared),
+                listeners=[] if as_json else [progress],
             )
-    except (StepgraphError, KeyboardInterrupt, Exception) as error:  # noqa: BLE001
-        _guard(error)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001  # every error gets a clear message
+        guard(error)
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
     else:
         _display.show_result(console, result)
-    raise typer.Exit(int(_STATUS_EXIT[result.status]))
+    raise typer.Exit(int(STATUS_EXIT[result.status]))
 
 
 @app.command()
 def plan(
     target: TargetArg,
     set_: SetOpt = None,
-    out: Annotated[Path | None, typer.Option(help="Write the plan JSON to this file.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write a plan file (task, plan, hash) for `approve`.")
+    ] = None,
     show_prompt: Annotated[
         bool, typer.Option("--show-prompt", help="Print the system prompt and stop.")
     ] = False,
@@ -205,22 +187,49 @@ def plan(
     model: ModelOpt = None,
     plan_retries: PlanRetriesOpt = 2,
 ) -> None:
-    """Ask the planner for a step graph and print it (nothing runs)."""
+    """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
     try:
         engine = Engine(planner=_planner(scripted, base_url, model, plan_retries))
         prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
         if show_prompt:
             sys.stdout.write(system_prompt(prepared.tools) + "\n")
             return
-        graph = engine.plan(prepared, journal=journal)
-    except (StepgraphError, KeyboardInterrupt, Exception) as error:  # noqa: BLE001
-        _guard(error)
-    text = graph.model_dump_json(indent=2, exclude_defaults=True)
+        if prepared.plan is not None:
+            validate_plan(prepared.plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+            graph = prepared.plan
+        else:
+            graph = engine.plan(prepared, journal=journal)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
     if out is not None:
-        out.write_text(text + "\n", encoding="utf-8")
-        Console(stderr=True).print(f"plan written to {out}", highlight=False)
+        task = prepared.task.model_copy(update={"plan": None})
+        PlanFile(task=task, plan=graph, plan_hash=graph.plan_hash()).save(out)
+        Console(stderr=True).print(
+            f"plan {graph.plan_hash()[:12]} written to {out}", highlight=False
+        )
     else:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(graph.model_dump_json(indent=2, exclude_defaults=True) + "\n")
+
+
+@app.command()
+def approve(
+    plan_path: Annotated[Path, typer.Argument(help="A plan file from `stepgraph plan --out`.")],
+    by: Annotated[
+        str | None, typer.Option(help="Who approves (default: the current user).")
+    ] = None,
+) -> None:
+    """Record who approved a plan file and when; a changed plan cannot be approved."""
+    try:
+        plan_file = PlanFile.load(plan_path)
+        prepared = Engine().prepare(plan_file.task)
+        show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, prepared.inputs))
+        plan_file.approve(by or getpass.getuser())
+        plan_file.save(plan_path)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
+    record = plan_file.approval
+    assert record is not None
+    Console().print(f"approved by {record.by} at {record.at} (plan {record.plan_hash[:12]})")
 
 
 @app.command()
@@ -228,8 +237,8 @@ def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
     try:
         graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
-    except (StepgraphError, Exception) as error:  # noqa: BLE001
-        _guard(error)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
     edges = graph.number_of_edges()
     Console().print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {edges} dependencies")
 
@@ -244,8 +253,8 @@ def list_tools(
     """List the tools with their argument schemas."""
     try:
         registry = Engine().prepare(task).tools if task else Engine().tools
-    except (StepgraphError, Exception) as error:  # noqa: BLE001
-        _guard(error)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
     schemas = [item.schema() for item in registry]
     if as_json:
         sys.stdout.write(json.dumps(schemas, indent=2) + "\n")
@@ -264,5 +273,7 @@ def list_tools(
         table.add_row(schema["name"], Text(schema["description"]), Text(args), effects)
     Console().print(table)
 
+
+_cli_journal.register(app)
 
 __all__ = ["ExitCode", "app"]

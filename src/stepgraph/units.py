@@ -79,7 +79,7 @@ def parse_quantity(text: str | float | int) -> Any:
     if isinstance(text, int | float):
         return text
     try:
-        value = registry().Quantity(text.strip())
+        value: Any = registry().Quantity(text.strip())
     except Exception as e:  # pint raises many kinds here; all mean "not a quantity"
         raise UnitError(f"cannot read '{text}' as a number with a unit: {e}") from e
     return normalize(value)

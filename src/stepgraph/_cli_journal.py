@@ -1,0 +1,127 @@
+"""Commands over journals: replay, resume, show, graph, gantt."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from stepgraph import _display
+from stepgraph._cli_common import STATUS_EXIT, ExitCode, fail, guard
+from stepgraph._drawing import draw, gantt, load_picture, to_dot, to_mermaid
+from stepgraph._show import show_journal
+from stepgraph.journal import read_journal
+from stepgraph.replay import replay
+from stepgraph.resume import resume
+
+JournalArg = Annotated[Path, typer.Argument(help="A journal (.jsonl).", show_default=False)]
+
+
+def replay_command(
+    journal: JournalArg,
+    live: Annotated[
+        bool, typer.Option(help="Run the tools for real and diff each observation.")
+    ] = False,
+    from_step: Annotated[
+        str | None, typer.Option("--from", help="Fork: this step and its dependents run live.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="The new journal's path.")] = None,
+) -> None:
+    """Run a recorded run again from its journal and report identical or the first divergence."""
+    console = Console()
+    try:
+        report = replay(journal, live=live, from_step=from_step, out=out)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
+    if report.error:
+        console.print(Text(f"the replay stopped: {report.error}", style="red"))
+    if from_step and report.result is not None:
+        _display.show_result(console, report.result)
+        console.print(Text(f"forked from {journal} at step '{from_step}'"))
+        raise typer.Exit(int(STATUS_EXIT[report.result.status]))
+    if report.identical:
+        console.print(Text("identical", style="bold green"))
+        console.print(Text(f"replay journal: {report.journal}"))
+        return
+    shown = report.divergences if live else report.divergences[:1]
+    for divergence in shown:
+        console.print(Text(f"divergence: {divergence}", style="bold red"))
+    console.print(Text(f"replay journal: {report.journal}"))
+    raise typer.Exit(int(ExitCode.DIVERGED))
+
+
+def resume_command(
+    journal: JournalArg,
+    rerun_side_effects: Annotated[
+        bool, typer.Option(help="Run again steps with side effects that started but never ended.")
+    ] = False,
+) -> None:
+    """Finish an interrupted run: completed steps are not run again."""
+    console = Console()
+    try:
+        with _display.LiveProgress(console) as progress:
+            result = resume(journal, rerun_side_effects=rerun_side_effects, listeners=[progress])
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
+    _display.show_result(console, result)
+    raise typer.Exit(int(STATUS_EXIT[result.status]))
+
+
+def show_command(journal: JournalArg) -> None:
+    """The run as a person reads it: thoughts, actions, observations, verdicts, the answer."""
+    try:
+        events = read_journal(journal)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
+    show_journal(Console(), events)
+
+
+def graph_command(
+    source: Annotated[Path, typer.Argument(help="A task file, a plan file, or a journal.")],
+    format_: Annotated[
+        Literal["mermaid", "dot", "png", "svg"], typer.Option("--format", help="Output format.")
+    ] = "mermaid",
+    out: Annotated[Path | None, typer.Option(help="Output file (needed for png and svg).")] = None,
+) -> None:
+    """Draw the step graph; from a journal, coloured by outcome."""
+    try:
+        picture = load_picture(source)
+        if format_ in ("png", "svg"):
+            if out is None:
+                fail(f"--format {format_} needs --out FILE", ExitCode.USAGE)
+            draw(picture, out)
+        else:
+            text = to_mermaid(picture) if format_ == "mermaid" else to_dot(picture)
+            if out is None:
+                sys.stdout.write(text)
+            else:
+                out.write_text(text, encoding="utf-8")
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
+    if out is not None:
+        Console(stderr=True).print(f"written to {out}", highlight=False)
+
+
+def gantt_command(
+    journal: JournalArg,
+    out: Annotated[Path, typer.Option(help="Output picture (.png or .svg).")] = Path("run.png"),
+) -> None:
+    """A timeline of the steps, so parallelism and slow steps show at a glance."""
+    try:
+        gantt(read_journal(journal), out)
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
+        guard(error)
+    Console(stderr=True).print(f"written to {out}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the journal commands to the `stepgraph` app."""
+    app.command("replay")(replay_command)
+    app.command("resume")(resume_command)
+    app.command("show")(show_command)
+    app.command("graph")(graph_command)
+    app.command("gantt")(gantt_command)
