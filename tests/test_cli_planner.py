@@ -49,7 +49,12 @@ def test_plan_prints_a_validated_graph_and_can_write_it(tmp_path):
     )
     assert result.exit_code == ExitCode.OK
     written = json.loads(out.read_text())
-    assert [step["id"] for step in written["plan"]["steps"]] == ["rate", "total", "per_night", "nights"]
+    assert [step["id"] for step in written["plan"]["steps"]] == [
+        "rate",
+        "total",
+        "per_night",
+        "nights",
+    ]
     assert len(written["plan_hash"]) == 64 and "approval" not in written
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console, Group
@@ -58,6 +60,15 @@ class LiveProgress:
 
     def __exit__(self, *exc: Any) -> None:
         self.live.__exit__(*exc)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop redrawing while a person answers a prompt."""
+        self.live.stop()
+        try:
+            yield
+        finally:
+            self.live.start()
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind, step = event.get("event"), event.get("step")

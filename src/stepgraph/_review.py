@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TextIO
 
@@ -39,7 +40,8 @@ def show_plan_view(console: Console, view: PlanView) -> None:
         )
     console.print(table)
     groups = "; ".join("[" + ", ".join(group) + "]" for group in view.parallel_groups)
-    console.print(Text(f"{len(view.rows)} steps. Critical path: {' -> '.join(view.critical_path)}"))
+    count = f"{len(view.rows)} step{'s' if len(view.rows) != 1 else ''}"
+    console.print(Text(f"{count}. Critical path: {' -> '.join(view.critical_path)}"))
     console.print(Text(f"Can run at the same time: {groups}"))
     effects = ", ".join(view.side_effect_tools) or "none"
     console.print(
@@ -60,18 +62,24 @@ class ConsoleApprover:
         *,
         stream: TextIO | None = None,
         who: str | None = None,
+        pause: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         self.console = console
         self.check = check
         self.stream = stream
+        self.pause = pause  # e.g. stops a live progress display while the person reads
         self.who = who or os.environ.get("USER") or "unknown"
 
     def review(self, view: PlanView) -> Decision:
         """Show the plan and return the person's decision; an edited plan is validated first."""
+        with self.pause():
+            return self._review(view)
+
+    def _review(self, view: PlanView) -> Decision:
         show_plan_view(self.console, view)
         while True:
             answer = Prompt.ask(
-                "[a]pprove, [r]eject, [e]dit in $EDITOR, or re[v]ise with a comment",
+                Text("[a]pprove, [r]eject, [e]dit in $EDITOR, or re[v]ise with a comment"),
                 choices=list(_CHOICES),
                 console=self.console,
                 stream=self.stream,

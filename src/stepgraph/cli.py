@@ -100,7 +100,9 @@ def _target(target: str, tools: str | None) -> Task | Path:
     return Task(name="goal", goal=target, tools=allowed)
 
 
-def approver_for(console: Console, prepared: PreparedTask) -> ConsoleApprover | None:
+def approver_for(
+    console: Console, prepared: PreparedTask, progress: _display.LiveProgress
+) -> ConsoleApprover | None:
     """A terminal approver when a person is there to answer, else None (never wait)."""
     if not sys.stdin.isatty():
         return None
@@ -108,7 +110,7 @@ def approver_for(console: Console, prepared: PreparedTask) -> ConsoleApprover | 
     def check(plan: StepGraph) -> None:
         validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
 
-    return ConsoleApprover(console, check)
+    return ConsoleApprover(console, check, pause=progress.paused)
 
 
 @app.command()
@@ -158,7 +160,7 @@ def run(
                 journal=journal,
                 approval=approve,
                 plan_file=plan_file,
-                approver=approver_for(console, prepared),
+                approver=approver_for(console, prepared, progress),
                 listeners=[] if as_json else [progress],
             )
     except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001  # every error gets a clear message
