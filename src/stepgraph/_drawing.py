@@ -114,6 +114,7 @@ def draw(picture: Picture, out: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     graph = picture.graph
     for layer, nodes in enumerate(nx.topological_generations(graph)):
@@ -133,21 +134,28 @@ def draw(picture: Picture, out: Path) -> None:
         font_size=8,
         arrows=True,
     )
+    present = dict.fromkeys(picture.outcome(node) for node in graph)
+    axes.legend(handles=[Patch(color=COLOURS[name], label=name) for name in present], fontsize=8)
     axes.set_axis_off()
     figure.tight_layout()
     figure.savefig(out)
     plt.close(figure)
 
 
-def gantt(journal: Journal, out: Path) -> None:
-    """A timeline: one bar per attempt, from its action to its observation."""
-    import matplotlib
+@dataclass
+class Bar:
+    """One attempt of one step on the timeline."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    step: str
+    start: datetime
+    end: datetime
+    ok: bool
 
+
+def timeline(journal: Journal) -> list[Bar]:
+    """Every attempt, from its action to its observation, in the order they ended."""
     starts: dict[tuple[str, int], datetime] = {}
-    bars: list[tuple[str, datetime, datetime, bool]] = []
+    bars: list[Bar] = []
     for event in journal.events:
         data = event.model_dump()
         if event.event == "action" and event.step:
@@ -155,16 +163,28 @@ def gantt(journal: Journal, out: Path) -> None:
         elif event.event == "observation" and event.step:
             start = starts.get((event.step, data["attempt"]))
             if start is not None:
-                bars.append((event.step, start, datetime.fromisoformat(event.ts), data["ok"]))
+                bars.append(Bar(event.step, start, datetime.fromisoformat(event.ts), data["ok"]))
+    return bars
+
+
+def gantt(journal: Journal, out: Path) -> None:
+    """A timeline picture: one bar per attempt, so overlap and slow steps show at a glance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = timeline(journal)
     if not bars:
         raise StepgraphError("the journal has no completed step to draw")
-    origin = min(start for _, start, _, _ in bars)
-    order = list(dict.fromkeys(step for step, _, _, _ in bars))
+    origin = min(bar.start for bar in bars)
+    order = list(dict.fromkeys(bar.step for bar in bars))
     figure, axes = plt.subplots(figsize=(10, 1 + 0.4 * len(order)))
-    for step, start, end, ok in bars:
-        left = (start - origin).total_seconds() * 1000
-        length = max((end - start).total_seconds() * 1000, 0.5)
-        axes.barh(order.index(step), length, left=left, color=COLOURS["ok" if ok else "failed"])
+    for bar in bars:
+        left = (bar.start - origin).total_seconds() * 1000
+        length = max((bar.end - bar.start).total_seconds() * 1000, 0.5)
+        colour = COLOURS["ok" if bar.ok else "failed"]
+        axes.barh(order.index(bar.step), length, left=left, color=colour)
     axes.set_yticks(range(len(order)), labels=order)
     axes.invert_yaxis()
     axes.set_xlabel("milliseconds since the first action")
