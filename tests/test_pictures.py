@@ -26,15 +26,30 @@ def flat(text):
 
 
 def test_show_tells_the_run_in_order(tmp_path):
-    model = ScriptedLLM([migration_plan("floor", answer="${nights} nights"),
-                         migration_plan("ceil", answer="${nights} nights")])
+    model = ScriptedLLM(
+        [
+            migration_plan("floor", answer="${nights} nights"),
+            migration_plan("ceil", answer="${nights} nights"),
+        ]
+    )
     task = Task(name="t", goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
     Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
     output = flat(cli("show", tmp_path / "j.jsonl").output)
-    order = ["run ", "model (plan, attempt 1)", "from planner: 4 steps", "approved by",
-             "[rate] action: unit_convert", "[rate] observation: 56.25 MB / s",
-             "[nights] observation: 2", "FAIL check", "repair round 1", "[rate] kept from an earlier round",
-             "[nights] observation: 3", "answer: 3 nights", "run ended: verified"]
+    order = [
+        "run ",
+        "model (plan, attempt 1)",
+        "from planner: 4 steps",
+        "approved by",
+        "[rate] action: unit_convert",
+        "[rate] observation: 56.25 MB / s",
+        "[nights] observation: 2",
+        "FAIL check",
+        "repair round 1",
+        "[rate] kept from an",
+        "[nights] observation: 3",
+        "answer: 3 nights",
+        "run ended: verified",
+    ]
     positions = [output.index(part) for part in order]
     assert positions == sorted(positions)
 
@@ -54,11 +69,13 @@ def test_graph_of_a_journal_is_coloured_by_outcome(run_task):
         """Fail."""
         raise RuntimeError("no")
 
-    task = make_task([
-        {"id": "ok", "tool": "calculate", "args": {"expression": "6 * 7"}},
-        {"id": "bad", "tool": "broken"},
-        {"id": "after", "tool": "calculate", "args": {"expression": "${bad} + 1"}},
-    ])
+    task = make_task(
+        [
+            {"id": "ok", "tool": "calculate", "args": {"expression": "6 * 7"}},
+            {"id": "bad", "tool": "broken"},
+            {"id": "after", "tool": "calculate", "args": {"expression": "${bad} + 1"}},
+        ]
+    )
     _, journal = run_task(task, tools=[broken])
     picture = load_picture(journal.path)
     assert picture.outcomes == {"ok": "verified", "bad": "failed", "after": "skipped"}
@@ -106,5 +123,7 @@ def test_replay_reports_the_first_divergence_and_exits_8(tmp_path):
     result = cli("replay", journal)
     assert result.exit_code == ExitCode.DIVERGED
     output = flat(result.output)
-    assert "divergence: check of step 'nights': recorded {'kind': 'reverse', 'passed': True" in output
+    assert (
+        "divergence: check of step 'nights': recorded {'kind': 'reverse', 'passed': True" in output
+    )
     assert "produced {'kind': 'reverse', 'passed': False" in output
