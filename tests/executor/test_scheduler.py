@@ -228,3 +228,27 @@ def test_expect_unit_converts_the_output_and_rejects_a_wrong_one_at_run_time(run
     assert result.values["r"].magnitude == pytest.approx(56.25)
     [bad] = [e for e in journal.of_kind("observation") if e.step == "v"]
     assert bad.error.startswith("expect_unit 'GB': cannot convert 450 Mbps")
+
+
+def test_results_come_back_in_plan_order_whatever_finished_first(run_task):
+    """Prompts and results built from them must not depend on which parallel step won."""
+    release = threading.Event()
+
+    @tool
+    def first_slow() -> int:
+        """Finish after the other one."""
+        release.wait(timeout=5)
+        return 1
+
+    @tool
+    def second_fast() -> int:
+        """Finish first and let the other go."""
+        release.set()
+        return 2
+
+    result, journal = run_task(
+        make_task([step("a", "first_slow"), step("b", "second_fast")]),
+        tools=[first_slow, second_fast],
+    )
+    assert [e.step for e in journal.of_kind("observation")] == ["b", "a"]
+    assert list(result.values) == ["a", "b"]

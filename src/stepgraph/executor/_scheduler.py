@@ -111,7 +111,13 @@ class Scheduler:
                 self._expire(time.monotonic())
         finally:
             self._backend.shutdown()
-        return self.result
+        # Plan order, not completion order: what follows (prompts, results) must not
+        # depend on which of two parallel steps happened to finish first.
+        result = self.result
+        for name in ("values", "failed", "skipped", "actions"):
+            found = getattr(result, name)
+            setattr(result, name, {node: found[node] for node in self.graph if node in found})
+        return result
 
     def _launch(self, step: Step, number: int) -> None:
         tool = self.tools.get(step.tool)
