@@ -242,13 +242,17 @@ def test_results_come_back_in_plan_order_whatever_finished_first(run_task):
 
     @tool
     def second_fast() -> int:
-        """Finish first and let the other go."""
-        release.set()
+        """Finish first."""
         return 2
+
+    def release_after_b(event):
+        if event["event"] == "observation" and event["step"] == "b":
+            release.set()
 
     result, journal = run_task(
         make_task([step("a", "first_slow"), step("b", "second_fast")]),
         tools=[first_slow, second_fast],
+        listeners=[release_after_b],
     )
     assert [e.step for e in journal.of_kind("observation")] == ["b", "a"]
     assert list(result.values) == ["a", "b"]

@@ -18,7 +18,7 @@ import networkx as nx
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
-from stepgraph.journal import JournalWriter
+from stepgraph.journal import JournalWriter, NullJournal
 from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_, resolve
 from stepgraph.tools import ToolRegistry
@@ -59,7 +59,7 @@ class Scheduler:
         graph: nx.DiGraph,
         tools: ToolRegistry,
         inputs: Mapping[str, Any],
-        journal: JournalWriter,
+        journal: JournalWriter | NullJournal,
         *,
         max_workers: int = 8,
         reused: Mapping[str, Any] | None = None,
@@ -74,6 +74,7 @@ class Scheduler:
         self._scope: dict[str, Any] = {"inputs": dict(inputs)}
         self._waiting = {node: graph.in_degree(node) for node in graph}
         self._ready: deque[str] = deque()
+        self._retries: deque[tuple[Step, int]] = deque()
         self._running: dict[Future[Any], _Attempt] = {}
         self._backend = backend or ThreadBackend()
         self._reused = dict(reused or {})
@@ -96,9 +97,9 @@ class Scheduler:
             and node not in self._refused
         )
         try:
-            while self._ready or self._running:
-                while self._ready and len(self._running) < self.max_workers:
-                    self._launch(self.graph.nodes[self._ready.popleft()]["step"], 1)
+            while self._ready or self._retries or self._running:
+                for call, attempt in self._launches():  # their actions are on disk now
+                    self._running[self._backend.submit(call)] = attempt
                 if not self._running:
                     continue
                 now = time.monotonic()
@@ -106,9 +107,10 @@ class Scheduler:
                 done, _ = wait(
                     self._running, timeout=max(0.0, nearest - now), return_when=FIRST_COMPLETED
                 )
-                for future in done:
-                    self._finish(future)
-                self._expire(time.monotonic())
+                with self.journal.batch():
+                    for future in sorted(done, key=lambda f: self._running[f].started):
+                        self._finish(future)
+                    self._expire(time.monotonic())
         finally:
             self._backend.shutdown()
         # Plan order, not completion order: what follows (prompts, results) must not
@@ -119,7 +121,27 @@ class Scheduler:
             setattr(result, name, {node: found[node] for node in self.graph if node in found})
         return result
 
-    def _launch(self, step: Step, number: int) -> None:
+    def _launches(self) -> list[tuple[ToolCall, _Attempt]]:
+        """Journal the thoughts and actions of every call that fits, flushed once, then return them.
+
+        Write-ahead: an action is in the file before its tool can start, so after a
+        crash `resume` knows which calls may have run.
+        """
+        launches: list[tuple[ToolCall, _Attempt]] = []
+        with self.journal.batch():
+            while (self._retries or self._ready) and len(self._running) + len(
+                launches
+            ) < self.max_workers:
+                if self._retries:
+                    step, number = self._retries.popleft()
+                else:
+                    step, number = self.graph.nodes[self._ready.popleft()]["step"], 1
+                launch = self._launch(step, number)
+                if launch is not None:
+                    launches.append(launch)
+        return launches
+
+    def _launch(self, step: Step, number: int) -> tuple[ToolCall, _Attempt] | None:
         tool = self.tools.get(step.tool)
         if number == 1:
             self.journal.emit("thought", step=step.id, text=step.thought)
@@ -131,11 +153,12 @@ class Scheduler:
             }
         except ReferenceError_ as e:
             self._record_failure(step, number, started, NonRetryableError(str(e)), final=True)
-            return
+            return None
         self.result.actions[step.id] = args
         self.journal.emit("action", step=step.id, tool=tool.name, args=args, attempt=number)
-        future = self._backend.submit(ToolCall(step, number, tool, args))
-        self._running[future] = _Attempt(step, number, started, started + step.timeout)
+        return ToolCall(step, number, tool, args), _Attempt(
+            step, number, started, started + step.timeout
+        )
 
     def _finish(self, future: Future[Any]) -> None:
         attempt = self._running.pop(future)
@@ -152,7 +175,7 @@ class Scheduler:
             retry = not isinstance(error, NonRetryableError) and attempt.number <= step.retries
             self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
             if retry:
-                self._launch(step, attempt.number + 1)
+                self._retries.append((step, attempt.number + 1))
             return
         self._observe(
             Observation(
@@ -186,7 +209,7 @@ class Scheduler:
             retry = attempt.number <= step.retries
             self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
             if retry:
-                self._launch(step, attempt.number + 1)
+                self._retries.append((step, attempt.number + 1))
 
     def _record_failure(
         self, step: Step, number: int, started: float, error: BaseException, *, final: bool
@@ -230,7 +253,7 @@ def execute(
     graph: nx.DiGraph,
     tools: ToolRegistry,
     inputs: Mapping[str, Any],
-    journal: JournalWriter,
+    journal: JournalWriter | NullJournal,
     *,
     max_workers: int = 8,
     reused: Mapping[str, Any] | None = None,

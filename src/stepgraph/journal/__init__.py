@@ -19,7 +19,7 @@ from stepgraph.journal._events import (
     Thought,
 )
 from stepgraph.journal._reader import Journal, read_journal
-from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener
+from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener, NullJournal
 
 __all__ = [
     "JOURNAL_VERSION",
@@ -32,6 +32,7 @@ __all__ = [
     "LLMRequest",
     "LLMResponse",
     "Listener",
+    "NullJournal",
     "ObservationEvent",
     "PlanApproved",
     "PlanInvalid",

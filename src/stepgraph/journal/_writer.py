@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,11 +24,25 @@ def _json_default(value: Any) -> Any:
     return str(value) if encoded is value else encoded
 
 
+class _LineWriter:
+    """The end of the structlog chain: appends rendered lines; `JournalWriter` decides flushes."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+
+    def msg(self, message: str) -> None:
+        self._file.write(message + "\n")
+
+    info = msg
+
+
 class JournalWriter:
     """Appends events for one run to a JSONL file and hands each to listeners.
 
     The logger is built with `structlog.wrap_logger` rather than global
-    configuration, so two runs in one process never share a file.
+    configuration, so two runs in one process never share a file. Each event is
+    flushed as it is written, except inside `batch()`, which flushes once at its end:
+    the scheduler batches the events of one wake-up and flushes before any tool starts.
     """
 
     def __init__(
@@ -43,10 +58,11 @@ class JournalWriter:
         self._listeners = list(listeners or [])
         self._lock = threading.Lock()
         self._seq = start_seq  # a resumed run appends after the events already there
+        self._batch_depth = 0
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._logger = structlog.wrap_logger(
-            structlog.WriteLogger(self._file),
+            _LineWriter(self._file),
             processors=[
                 self._add_seq,
                 structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
@@ -69,9 +85,24 @@ class JournalWriter:
         return event_dict
 
     def emit(self, event: str, *, step: str | None = None, **fields: Any) -> None:
-        """Write one event; it is on disk (flushed) when this returns."""
+        """Write one event; outside a batch it is flushed to the file when this returns."""
         with self._lock:  # seq order and line order must agree
             self._logger.info(event, step=step, **fields)
+            if not self._batch_depth:
+                self._file.flush()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Write the events of a block with one flush at its end instead of one each."""
+        with self._lock:
+            self._batch_depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._batch_depth -= 1
+                if not self._batch_depth:
+                    self._file.flush()
 
     def close(self) -> None:
         """Close the file; later `emit` calls are an error."""
@@ -83,3 +114,20 @@ class JournalWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class NullJournal:
+    """A journal that keeps nothing: for benchmarks that measure the engine without I/O."""
+
+    path = Path("/dev/null")
+
+    def __init__(self, run_id: str = "null") -> None:
+        self.run_id = run_id
+
+    def emit(self, event: str, *, step: str | None = None, **fields: Any) -> None:
+        """Drop the event."""
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Nothing to batch."""
+        yield
