@@ -116,7 +116,7 @@ def test_replay_reports_the_first_divergence_and_exits_8(tmp_path):
     journal = tmp_path / "j.jsonl"
     cli("run", EXAMPLES / "migration.yaml", "--journal", journal)
     lines = journal.read_text().splitlines()
-    tampered = [line.replace('"value": 3,', '"value": 4,') for line in lines]
+    tampered = [line.replace('"value":3,', '"value":4,') for line in lines]
     journal.write_text("\n".join(tampered) + "\n")
     events = read_journal(journal)
     assert any(e.event == "observation" and e.step == "nights" for e in events.events)

@@ -80,7 +80,7 @@ def kill_midway(chain: Path, journal: Path, env_extra: dict) -> None:
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
-            if journal.exists() and journal.read_text().count('"event": "observation"') >= 2:
+            if journal.exists() and journal.read_text().count('"event":"observation"') >= 2:
                 break
             time.sleep(0.02)
         else:

@@ -130,12 +130,14 @@ def format_number(number: float | int) -> str:
         return str(number)
     if isinstance(number, float) and not math.isfinite(number):
         return str(number)
-    rounded = float(f"{number:.6g}")
-    if rounded.is_integer() and abs(rounded) < 1e15:
-        return f"{int(rounded):,}"
-    if 1e-4 <= abs(rounded) < 1e15:
-        return f"{rounded:,}"
-    return f"{rounded:.6g}"
+    if isinstance(number, int):
+        return f"{number:,}"
+    size = abs(number)
+    if not 1e-4 <= size < 1e15:
+        return "0" if size == 0 else f"{number:.6g}"
+    decimals = max(0, 5 - math.floor(math.log10(size)))
+    text = f"{number:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def format_value(value: Any) -> str:
@@ -147,10 +149,15 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+@lru_cache(maxsize=4096)
+def _unit_text(unit: pint.Unit) -> str:
+    return str(unit)  # pint's formatting is slow and the same few units recur in every run
+
+
 def encode_value(value: Any) -> Any:
     """Turn a value into JSON-ready data; quantities become ``{"$quantity": [m, units]}``."""
     if isinstance(value, pint.Quantity):
-        return {"$quantity": [value.magnitude, str(value.units)]}
+        return {"$quantity": [value.magnitude, _unit_text(value.units)]}
     if isinstance(value, dict):
         return {str(key): encode_value(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

@@ -1,20 +1,23 @@
 """Ready-set dispatch: a step starts as soon as its own inputs exist.
 
-No level-by-level barriers and no polling: the scheduler thread sleeps in
-`concurrent.futures.wait` until a call finishes or the nearest deadline passes.
+No level-by-level barriers and no polling: the scheduler thread sleeps on a queue
+that finished calls put themselves on, until one arrives or the nearest deadline passes.
 All journal events are written from this one thread, so `seq` follows real order.
 """
 
 from __future__ import annotations
 
+import queue
 import time
 from collections import deque
 from collections.abc import Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
+from pydantic import TypeAdapter
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
@@ -22,7 +25,7 @@ from stepgraph.journal import JournalWriter, NullJournal
 from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_, resolve
 from stepgraph.tools import ToolRegistry
-from stepgraph.units import convert, format_value
+from stepgraph.units import convert
 
 
 @dataclass
@@ -35,6 +38,9 @@ class Execution:
     failed: dict[str, str] = field(default_factory=dict)
     actions: dict[str, dict[str, Any]] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)
+
+
+_OBSERVATIONS = TypeAdapter(list[Observation])
 
 
 @dataclass
@@ -75,7 +81,11 @@ class Scheduler:
         self._waiting = {node: graph.in_degree(node) for node in graph}
         self._ready: deque[str] = deque()
         self._retries: deque[tuple[Step, int]] = deque()
+        self._observations: list[dict[str, Any]] = []  # made Observations in one go at the end
         self._running: dict[Future[Any], _Attempt] = {}
+        # Finished futures arrive here from their done-callbacks: one cheap blocking get
+        # per wake-up instead of `concurrent.futures.wait` re-arming every running future.
+        self._completed: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         self._backend = backend or ThreadBackend()
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})
@@ -99,14 +109,12 @@ class Scheduler:
         try:
             while self._ready or self._retries or self._running:
                 for call, attempt in self._launches():  # their actions are on disk now
-                    self._running[self._backend.submit(call)] = attempt
+                    future = self._backend.submit(call)
+                    self._running[future] = attempt
+                    future.add_done_callback(self._completed.put)
                 if not self._running:
                     continue
-                now = time.monotonic()
-                nearest = min(attempt.deadline for attempt in self._running.values())
-                done, _ = wait(
-                    self._running, timeout=max(0.0, nearest - now), return_when=FIRST_COMPLETED
-                )
+                done = self._wait_for_completions()
                 with self.journal.batch():
                     for future in sorted(done, key=lambda f: self._running[f].started):
                         self._finish(future)
@@ -116,10 +124,23 @@ class Scheduler:
         # Plan order, not completion order: what follows (prompts, results) must not
         # depend on which of two parallel steps happened to finish first.
         result = self.result
+        result.observations = _OBSERVATIONS.validate_python(self._observations)
         for name in ("values", "failed", "skipped", "actions"):
             found = getattr(result, name)
             setattr(result, name, {node: found[node] for node in self.graph if node in found})
         return result
+
+    def _wait_for_completions(self) -> list[Future[Any]]:
+        """Sleep until a call finishes or the nearest deadline passes; take all that finished."""
+        nearest = min(attempt.deadline for attempt in self._running.values())
+        try:
+            finished = [self._completed.get(timeout=max(0.0, nearest - time.monotonic()))]
+        except queue.Empty:
+            return []
+        with suppress(queue.Empty):
+            while True:
+                finished.append(self._completed.get_nowait())
+        return [future for future in finished if future in self._running]  # not timed out
 
     def _launches(self) -> list[tuple[ToolCall, _Attempt]]:
         """Journal the thoughts and actions of every call that fits, flushed once, then return them.
@@ -177,16 +198,8 @@ class Scheduler:
             if retry:
                 self._retries.append((step, attempt.number + 1))
             return
-        self._observe(
-            Observation(
-                step=step.id,
-                ok=True,
-                value=value,
-                attempt=attempt.number,
-                duration_ms=(time.monotonic() - attempt.started) * 1000,
-            ),
-            final=True,
-        )
+        elapsed = (time.monotonic() - attempt.started) * 1000
+        self._observe(step.id, attempt.number, elapsed, final=True, ok=True, value=value)
         self._complete(step.id, value)
 
     def _complete(self, step_id: str, value: Any) -> None:
@@ -194,9 +207,13 @@ class Scheduler:
         self._scope[step_id] = value
         for successor in self.graph.successors(step_id):
             self._waiting[successor] -= 1
-            settled = self._reused.keys() | self.result.failed.keys() | self.result.skipped.keys()
-            if self._waiting[successor] == 0 and successor not in settled:
+            if self._waiting[successor] == 0 and not self._settled(successor):
                 self._ready.append(successor)
+
+    def _settled(self, step_id: str) -> bool:
+        """Reused, failed or skipped already: never to be launched."""
+        result = self.result
+        return step_id in self._reused or step_id in result.failed or step_id in result.skipped
 
     def _expire(self, now: float) -> None:
         for future, attempt in list(self._running.items()):
@@ -215,16 +232,8 @@ class Scheduler:
         self, step: Step, number: int, started: float, error: BaseException, *, final: bool
     ) -> None:
         message = _describe(error)
-        self._observe(
-            Observation(
-                step=step.id,
-                ok=False,
-                error=message,
-                attempt=number,
-                duration_ms=(time.monotonic() - started) * 1000,
-            ),
-            final=final,
-        )
+        elapsed = (time.monotonic() - started) * 1000
+        self._observe(step.id, number, elapsed, final=final, ok=False, error=message)
         if not final:
             return
         self.result.failed[step.id] = message
@@ -234,19 +243,27 @@ class Scheduler:
                 self.result.skipped[descendant] = reason
                 self.journal.emit("step.skipped", step=descendant, reason=reason)
 
-    def _observe(self, observation: Observation, *, final: bool) -> None:
-        self.result.observations.append(observation)
-        self.journal.emit(
-            "observation",
-            step=observation.step,
-            ok=observation.ok,
-            value=observation.value,
-            display=format_value(observation.value) if observation.ok else None,
-            error=observation.error,
-            attempt=observation.attempt,
-            duration_ms=round(observation.duration_ms, 3),
-            final=final,
-        )
+    def _observe(
+        self,
+        step: str,
+        attempt: int,
+        duration_ms: float,
+        *,
+        final: bool,
+        ok: bool,
+        value: Any = None,
+        error: str | None = None,
+    ) -> None:
+        observation = {
+            "step": step,
+            "ok": ok,
+            "value": value,
+            "error": error,
+            "attempt": attempt,
+            "duration_ms": round(duration_ms, 3),
+        }
+        self._observations.append(observation)
+        self.journal.emit("observation", **observation, final=final)
 
 
 def execute(

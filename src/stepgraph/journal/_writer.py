@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 import structlog
 
 from stepgraph.units import encode_value
@@ -27,11 +27,11 @@ def _json_default(value: Any) -> Any:
 class _LineWriter:
     """The end of the structlog chain: appends rendered lines; `JournalWriter` decides flushes."""
 
-    def __init__(self, file: IO[str]) -> None:
+    def __init__(self, file: IO[bytes]) -> None:
         self._file = file
 
-    def msg(self, message: str) -> None:
-        self._file.write(message + "\n")
+    def msg(self, message: bytes) -> None:
+        self._file.write(message + b"\n")
 
     info = msg
 
@@ -60,16 +60,15 @@ class JournalWriter:
         self._seq = start_seq  # a resumed run appends after the events already there
         self._batch_depth = 0
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[bytes] = path.open("ab")
         self._logger = structlog.wrap_logger(
             _LineWriter(self._file),
             processors=[
                 self._add_seq,
                 structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
                 self._notify,
-                structlog.processors.JSONRenderer(
-                    serializer=json.dumps, default=_json_default, ensure_ascii=False
-                ),
+                # orjson: the journal is on the scheduler's path, and it is 3-5x faster.
+                structlog.processors.JSONRenderer(serializer=orjson.dumps, default=_json_default),
             ],
             context_class=dict,
         ).bind(run_id=run_id)
