@@ -25,3 +25,13 @@ def test_every_exception_is_exported_from_the_package_root():
     }
     assert errors <= set(stepgraph.__all__)
     assert all(issubclass(getattr(stepgraph, name), stepgraph.StepgraphError) for name in errors)
+
+
+def test_errors_survive_pickling_with_their_context():
+    """Errors come back from Dask workers pickled: the message and the fields must survive."""
+    import pickle
+
+    error = stepgraph.ToolArgumentError("bad argument", tool="unit_convert")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is stepgraph.ToolArgumentError
+    assert (str(copy), copy.tool) == ("bad argument", "unit_convert")

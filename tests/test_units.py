@@ -83,3 +83,26 @@ def test_encoded_quantities_decode_to_the_same_value(magnitude, unit):
     decoded = decode_value(encode_value({"v": [value]}))["v"][0]
     assert decoded.units == value.units
     assert decoded.magnitude == value.magnitude or (math.isnan(decoded.magnitude))
+
+
+def test_threads_racing_on_first_use_share_one_registry():
+    """A second registry would make pint refuse to combine the units of two steps."""
+    import threading
+
+    from stepgraph import units
+
+    original = units.registry()
+    units._REGISTRY = None
+    seen, barrier = [], threading.Barrier(4)
+
+    def first_use():
+        barrier.wait()
+        seen.append(units.registry())
+
+    threads = [threading.Thread(target=first_use) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    units._REGISTRY = original  # quantities made so far belong to the original
+    assert len({id(registry) for registry in seen}) == 1

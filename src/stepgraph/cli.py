@@ -18,8 +18,9 @@ from __future__ import annotations
 import getpass
 import json
 import sys
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -32,7 +33,7 @@ from stepgraph._review import ConsoleApprover, show_plan_view
 from stepgraph.approval import PlanFile, plan_view
 from stepgraph.engine import Engine, PreparedTask
 from stepgraph.exceptions import TaskFileError
-from stepgraph.executor import validate_plan
+from stepgraph.executor import dask_backend, validate_plan
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
 from stepgraph.planner import LLMSettings, OpenAIClient, Planner, system_prompt
 from stepgraph.task import parse_assignments
@@ -142,27 +143,44 @@ def run(
     model: ModelOpt = None,
     plan_retries: PlanRetriesOpt = 2,
     repair_rounds: RepairOpt = 2,
+    backend: Annotated[
+        Literal["thread", "dask"],
+        typer.Option(help="Where tool calls run: threads here, or a Dask cluster."),
+    ] = "thread",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="With --backend dask: a scheduler address; default: a local cluster."),
+    ] = None,
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
     console = Console(stderr=as_json, quiet=as_json)
     try:
         planner = _planner(scripted, base_url, model, plan_retries)
-        engine = Engine(max_workers=max_workers, planner=planner, repair_rounds=repair_rounds)
-        plan_file = PlanFile.load(plan_path) if plan_path else None
-        if target is None and plan_file is None:
-            raise TaskFileError("give a task file or a goal, or --plan with an approved plan file")
-        source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
-        prepared = engine.prepare(source, overrides=parse_assignments(set_ or []))
-        console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
-        with _display.LiveProgress(console) as progress:
-            result = engine.run(
-                prepared,
-                journal=journal,
-                approval=approve,
-                plan_file=plan_file,
-                approver=approver_for(console, prepared, progress),
-                listeners=[] if as_json else [progress],
+        with ExitStack() as stack:
+            factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
+            engine = Engine(
+                max_workers=max_workers,
+                planner=planner,
+                repair_rounds=repair_rounds,
+                backend=factory,
             )
+            plan_file = PlanFile.load(plan_path) if plan_path else None
+            if target is None and plan_file is None:
+                raise TaskFileError(
+                    "give a task file or a goal, or --plan with an approved plan file"
+                )
+            source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
+            prepared = engine.prepare(source, overrides=parse_assignments(set_ or []))
+            console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
+            with _display.LiveProgress(console) as progress:
+                result = engine.run(
+                    prepared,
+                    journal=journal,
+                    approval=approve,
+                    plan_file=plan_file,
+                    approver=approver_for(console, prepared, progress),
+                    listeners=[] if as_json else [progress],
+                )
     except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001  # every error gets a clear message
         guard(error)
     if as_json:

@@ -27,10 +27,23 @@ Build-time problems (`PlanValidationError`) are kept apart from run-time ones
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 class StepgraphError(Exception):
     """Base of every error stepgraph raises."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only context fields break Exception's default pickling, and errors
+        # travel back from Dask workers pickled.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: type[StepgraphError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class TaskFileError(StepgraphError):

@@ -116,6 +116,11 @@ class ReplayBackend:
             future.set_exception(_ReplayedError(recorded.error or ""))
         return future
 
+    def cancel(self, future: Future[Any]) -> None:
+        """Cancel a live call; recorded ones are already done."""
+        if self._threads is not None:
+            self._threads.cancel(future)
+
     def shutdown(self) -> None:
         """Stop the live workers, if any."""
         if self._threads is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.resources
 import math
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -47,13 +48,27 @@ def _definitions() -> list[str]:
     return text.splitlines()
 
 
-@lru_cache(maxsize=1)
+_REGISTRY: pint.UnitRegistry[Any] | None = None
+_REGISTRY_LOCK = threading.Lock()
+
+
 def registry() -> pint.UnitRegistry[Any]:
-    """Return the engine's unit registry (built once, about 0.2 s)."""
-    ureg: pint.UnitRegistry[Any] = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=True)
-    ureg.load_definitions(_definitions())
-    ureg.formatter.default_format = "~"
-    return ureg
+    """Return the engine's unit registry (built once, about 0.2 s).
+
+    Built under a lock: two threads racing on first use would otherwise build two
+    registries, and pint refuses to mix units of different registries.
+    """
+    global _REGISTRY
+    if _REGISTRY is None:
+        with _REGISTRY_LOCK:
+            if _REGISTRY is None:
+                ureg: pint.UnitRegistry[Any] = pint.UnitRegistry(
+                    None, autoconvert_offset_to_baseunit=True
+                )
+                ureg.load_definitions(_definitions())
+                ureg.formatter.default_format = "~"
+                _REGISTRY = ureg
+    return _REGISTRY
 
 
 def quantity(magnitude: Any, unit: str | pint.Unit) -> Any:

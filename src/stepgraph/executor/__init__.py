@@ -1,17 +1,20 @@
 """The executor: graph building and static validation, reference resolution, scheduling."""
 
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+from stepgraph.executor._dask import DaskBackend, dask_backend
 from stepgraph.executor._reuse import plan_diff, step_signatures
 from stepgraph.executor._scheduler import Execution, Scheduler, execute
 from stepgraph.executor._validate import build_graph, dependencies, validate_plan
 
 __all__ = [
     "Backend",
+    "DaskBackend",
     "Execution",
     "Scheduler",
     "ThreadBackend",
     "ToolCall",
     "build_graph",
+    "dask_backend",
     "dependencies",
     "execute",
     "plan_diff",

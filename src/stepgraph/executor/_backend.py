@@ -44,6 +44,10 @@ class Backend(Protocol):
         """Start the call; the future holds its value or its exception."""
         ...
 
+    def cancel(self, future: Future[Any]) -> None:
+        """Give up on a call whose step timed out."""
+        ...
+
     def shutdown(self) -> None:
         """Release workers once the run is over."""
         ...
@@ -60,6 +64,10 @@ class ThreadBackend:
         if call.tool.is_async:
             return self._pool.submit_async(call.run_async)
         return self._pool.submit(call.run)
+
+    def cancel(self, future: Future[Any]) -> None:
+        """Cancel a coroutine; a sync call cannot be stopped and is abandoned on its thread."""
+        future.cancel()
 
     def shutdown(self) -> None:
         """Stop the pool's idle workers and its loop."""

@@ -220,7 +220,7 @@ class Scheduler:
             if now < attempt.deadline or future.done():
                 continue
             del self._running[future]
-            future.cancel()  # stops a coroutine; a sync call is abandoned on its daemon thread
+            self._backend.cancel(future)
             step = attempt.step
             error = TimeoutError(f"no result after {step.timeout:g} s (attempt {attempt.number})")
             retry = attempt.number <= step.retries
