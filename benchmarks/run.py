@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         sections = [
             lambda: critical_path.run(steps=60, serial=True),
             lambda: overhead.run(steps=2_000, repeats=1),
-            lambda: scale.run(sizes=(500, 2_000)),
+            lambda: scale.run(sizes=(500, 2_000), events=10_000, replay_steps=1_000),
             economy.run,
         ]
     else:

@@ -13,6 +13,7 @@ from rich.text import Text
 from stepgraph import _display
 from stepgraph._cli_common import STATUS_EXIT, ExitCode, fail, guard
 from stepgraph._drawing import draw, gantt, load_picture, to_dot, to_mermaid
+from stepgraph._review import ConsoleApprover
 from stepgraph._show import show_journal
 from stepgraph.journal import read_journal
 from stepgraph.replay import replay
@@ -64,7 +65,17 @@ def resume_command(
     console = Console()
     try:
         with _display.LiveProgress(console) as progress:
-            result = resume(journal, rerun_side_effects=rerun_side_effects, listeners=[progress])
+            approver = (  # a person at a terminal may approve re-running a side effect
+                ConsoleApprover(console, lambda plan: None, pause=progress.paused)
+                if sys.stdin.isatty()
+                else None
+            )
+            result = resume(
+                journal,
+                rerun_side_effects=rerun_side_effects,
+                approver=approver,
+                listeners=[progress],
+            )
     except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
         guard(error)
     _display.show_result(console, result)

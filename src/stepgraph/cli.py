@@ -67,6 +67,10 @@ BaseUrlOpt = Annotated[
     str | None, typer.Option(help="OpenAI-compatible endpoint [env: OPENAI_BASE_URL].")
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="Model name [env: STEPGRAPH_MODEL].")]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(help="API key [env: OPENAI_API_KEY]; prefer the environment, flags show in ps."),
+]
 PlanRetriesOpt = Annotated[
     int, typer.Option(min=0, max=10, help="Times a rejected plan is sent back to the model.")
 ]
@@ -79,11 +83,16 @@ JournalOpt = Annotated[
 
 
 def _planner(
-    scripted: Path | None, base_url: str | None, model: str | None, plan_retries: int
+    scripted: Path | None,
+    base_url: str | None,
+    model: str | None,
+    plan_retries: int,
+    api_key: str | None = None,
 ) -> Planner | None:
     if scripted is not None:
         return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
-    given = {key: value for key, value in {"base_url": base_url, "model": model}.items() if value}
+    flags = {"base_url": base_url, "model": model, "api_key": api_key}
+    given = {key: value for key, value in flags.items() if value}
     settings = LLMSettings(**given)  # type: ignore[arg-type]  # the rest comes from the environment
     if not settings.configured:
         return None
@@ -141,6 +150,7 @@ def run(
     scripted: ScriptedOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
     repair_rounds: RepairOpt = 2,
     backend: Annotated[
@@ -155,7 +165,7 @@ def run(
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
     console = Console(stderr=as_json, quiet=as_json)
     try:
-        planner = _planner(scripted, base_url, model, plan_retries)
+        planner = _planner(scripted, base_url, model, plan_retries, api_key)
         with ExitStack() as stack:
             factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
             engine = Engine(
@@ -205,11 +215,12 @@ def plan(
     scripted: ScriptedOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
 ) -> None:
     """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
     try:
-        engine = Engine(planner=_planner(scripted, base_url, model, plan_retries))
+        engine = Engine(planner=_planner(scripted, base_url, model, plan_retries, api_key))
         prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
         if show_prompt:
             sys.stdout.write(system_prompt(prepared.tools) + "\n")

@@ -1,0 +1,28 @@
+"""The benchmarks still run (tiny sizes; speed itself is judged by `python -m benchmarks.run`)."""
+
+from benchmarks import critical_path, economy, overhead, scale
+from benchmarks._common import critical_path_ms, random_dag
+
+
+def test_the_critical_path_bound_is_the_longest_latency_weighted_chain():
+    plan = random_dag(30, 5, seed=3, latency=(1, 2))
+    bound = critical_path_ms(plan)
+    assert 0 < bound <= sum(step.args["ms"] for step in plan.steps)
+
+
+def test_random_graphs_are_seeded():
+    assert random_dag(50, 8, seed=1) == random_dag(50, 8, seed=1)
+    assert random_dag(50, 8, seed=1) != random_dag(50, 8, seed=2)
+
+
+def test_every_benchmark_prints_its_table(monkeypatch):
+    monkeypatch.setattr(economy, "MODEL_LATENCY_S", 0.001)
+    outputs = [
+        critical_path.run(steps=15, serial=False),
+        overhead.run(steps=200, repeats=1),
+        scale.run(sizes=(100,), events=500, replay_steps=50),
+        economy.run(),
+    ]
+    for number, output in zip(("1.", "2.", "3a.", "4."), outputs, strict=True):
+        assert output.startswith(f"## {number}") and "|" in output
+    assert "(identical)" in outputs[2]
