@@ -5,8 +5,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner, Result
 
 from stepgraph import Engine, RunResult, StepGraph, Task
+from stepgraph.cli import app
 from stepgraph.journal import Journal, read_journal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,3 +34,15 @@ def run_task(tmp_path: Path) -> Callable[..., tuple[RunResult, Journal]]:
         return result, read_journal(journal)
 
     return runner
+
+
+def invoke(*args: Any, env: dict[str, str] | None = None) -> Result:
+    """Run the `stepgraph` command in-process; no bad input may print a traceback."""
+    result = CliRunner().invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def flat(text: str) -> str:
+    """The output with rich's line wrapping undone."""
+    return " ".join(text.split())

@@ -5,15 +5,14 @@ import json
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
 from stepgraph import ApprovalError, ApprovalPolicy, Engine, Planner, RunStatus, Task, tool
 from stepgraph._review import ConsoleApprover
-from stepgraph.cli import ExitCode, app
+from stepgraph.cli import ExitCode
 from stepgraph.executor import validate_plan
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, invoke
 from tests.planner.conftest import migration_plan
 
 SENT = []
@@ -140,23 +139,14 @@ def test_a_person_asks_the_planner_to_revise(tmp_path):
     assert journal.of_kind("plan.revise")[0].model_extra["comment"] == "round up, not down"
 
 
-runner = CliRunner()
-
-
-def cli(*args):
-    result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-    assert "Traceback" not in result.output
-    return result
-
-
 def test_offline_approval_write_approve_run(tmp_path):
     plan_file = tmp_path / "plan.json"
-    assert cli("plan", EXAMPLES / "migration.yaml", "--out", plan_file).exit_code == 0
-    unapproved = cli("run", "--plan", plan_file, "--journal", tmp_path / "a.jsonl")
+    assert invoke("plan", EXAMPLES / "migration.yaml", "--out", plan_file).exit_code == 0
+    unapproved = invoke("run", "--plan", plan_file, "--journal", tmp_path / "a.jsonl")
     assert unapproved.exit_code == ExitCode.NOT_RUN and "not approved" in unapproved.output
-    assert cli("approve", plan_file, "--by", "bob").exit_code == 0
+    assert invoke("approve", plan_file, "--by", "bob").exit_code == 0
     assert json.loads(plan_file.read_text())["approval"]["by"] == "bob"
-    approved = cli("run", "--plan", plan_file, "--journal", tmp_path / "b.jsonl")
+    approved = invoke("run", "--plan", plan_file, "--journal", tmp_path / "b.jsonl")
     assert approved.exit_code == ExitCode.OK, approved.output
     [event] = read_journal(tmp_path / "b.jsonl").of_kind("plan.approved")
     assert (event.who, event.how) == ("bob", "file")
@@ -164,12 +154,12 @@ def test_offline_approval_write_approve_run(tmp_path):
 
 def test_a_plan_changed_after_approval_does_not_run(tmp_path):
     plan_file = tmp_path / "plan.json"
-    cli("plan", EXAMPLES / "migration.yaml", "--out", plan_file)
-    cli("approve", plan_file)
+    invoke("plan", EXAMPLES / "migration.yaml", "--out", plan_file)
+    invoke("approve", plan_file)
     data = json.loads(plan_file.read_text())
     data["plan"]["steps"][2]["args"]["expression"] += " * 2"
     plan_file.write_text(json.dumps(data))
-    result = cli("run", "--plan", plan_file, "--journal", tmp_path / "c.jsonl")
+    result = invoke("run", "--plan", plan_file, "--journal", tmp_path / "c.jsonl")
     assert result.exit_code == ExitCode.NOT_RUN
     assert "changed after it was written" in " ".join(result.output.split())
 

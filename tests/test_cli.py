@@ -4,24 +4,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from stepgraph.cli import ExitCode, app
+from stepgraph.cli import ExitCode
 from stepgraph.journal import read_journal
-from tests.conftest import EXAMPLES
-
-runner = CliRunner()
-
-
-def invoke(*args):
-    result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-    assert "Traceback" not in result.output
-    return result
-
-
-def flat(text):
-    """The output with rich's line wrapping undone."""
-    return " ".join(text.split())
+from tests.conftest import EXAMPLES, flat, invoke
 
 
 def test_run_prints_the_verified_answer_and_the_journal_path(tmp_path):

@@ -1,25 +1,13 @@
 import json
 
-from typer.testing import CliRunner
 from werkzeug import Response
 
-from stepgraph.cli import ExitCode, app
+from stepgraph.cli import ExitCode
 from stepgraph.journal import read_journal
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, flat, invoke
 
-runner = CliRunner()
 PLANNED = EXAMPLES / "planned"
 SCRIPT = PLANNED / "migration.script.yaml"
-
-
-def invoke(*args, env=None):
-    result = runner.invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
-    assert "Traceback" not in result.output
-    return result
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def test_the_goal_only_example_runs_offline_through_plan_repair_and_run(tmp_path):

@@ -2,27 +2,13 @@
 
 from datetime import datetime
 
-from typer.testing import CliRunner
-
 from stepgraph import Engine, Planner, Task
 from stepgraph._drawing import load_picture, timeline
-from stepgraph.cli import ExitCode, app
+from stepgraph.cli import ExitCode
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
-from tests.conftest import EXAMPLES, make_task
+from tests.conftest import EXAMPLES, flat, invoke, make_task
 from tests.planner.conftest import migration_plan
-
-runner = CliRunner()
-
-
-def cli(*args):
-    result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-    assert "Traceback" not in result.output
-    return result
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def test_show_tells_the_run_in_order(tmp_path):
@@ -34,7 +20,7 @@ def test_show_tells_the_run_in_order(tmp_path):
     )
     task = Task(name="t", goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
     Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
-    output = flat(cli("show", tmp_path / "j.jsonl").output)
+    output = flat(invoke("show", tmp_path / "j.jsonl").output)
     order = [
         "run ",
         "model (plan, attempt 1)",
@@ -55,9 +41,9 @@ def test_show_tells_the_run_in_order(tmp_path):
 
 
 def test_graph_of_a_task_in_mermaid_and_dot():
-    mermaid = cli("graph", EXAMPLES / "migration.yaml").stdout
+    mermaid = invoke("graph", EXAMPLES / "migration.yaml").stdout
     assert "flowchart LR" in mermaid and "rate --> per_night" in mermaid
-    dot = cli("graph", EXAMPLES / "migration.yaml", "--format", "dot").stdout
+    dot = invoke("graph", EXAMPLES / "migration.yaml", "--format", "dot").stdout
     assert '"total" -> "nights";' in dot
 
 
@@ -85,11 +71,11 @@ def test_graph_and_gantt_write_pictures(run_task, tmp_path):
     _, journal = run_task(EXAMPLES / "links" / "links.yaml")
     for fmt in ("png", "svg"):
         out = tmp_path / f"graph.{fmt}"
-        assert cli("graph", journal.path, "--format", fmt, "--out", out).exit_code == 0
+        assert invoke("graph", journal.path, "--format", fmt, "--out", out).exit_code == 0
         assert out.read_bytes()[:4] in (b"\x89PNG", b"<?xm")
-    assert cli("graph", journal.path, "--format", "png").exit_code == ExitCode.USAGE
+    assert invoke("graph", journal.path, "--format", "png").exit_code == ExitCode.USAGE
     out = tmp_path / "run.png"
-    assert cli("gantt", journal.path, "--out", out).exit_code == 0
+    assert invoke("gantt", journal.path, "--out", out).exit_code == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -104,23 +90,23 @@ def test_the_gantt_bars_of_independent_steps_overlap(run_task):
 
 def test_replay_and_resume_from_the_command_line(tmp_path):
     journal = tmp_path / "j.jsonl"
-    cli("run", EXAMPLES / "migration.yaml", "--journal", journal)
-    replayed = cli("replay", journal)
+    invoke("run", EXAMPLES / "migration.yaml", "--journal", journal)
+    replayed = invoke("replay", journal)
     assert replayed.exit_code == 0 and "identical" in replayed.output
-    resumed = cli("resume", journal)
+    resumed = invoke("resume", journal)
     assert resumed.exit_code == ExitCode.INVALID and "already ended" in flat(resumed.output)
 
 
 def test_replay_reports_the_first_divergence_and_exits_8(tmp_path):
     """A journal edited by hand (3 nights made 4): the reverse check no longer agrees."""
     journal = tmp_path / "j.jsonl"
-    cli("run", EXAMPLES / "migration.yaml", "--journal", journal)
+    invoke("run", EXAMPLES / "migration.yaml", "--journal", journal)
     lines = journal.read_text().splitlines()
     tampered = [line.replace('"value":3,', '"value":4,') for line in lines]
     journal.write_text("\n".join(tampered) + "\n")
     events = read_journal(journal)
     assert any(e.event == "observation" and e.step == "nights" for e in events.events)
-    result = cli("replay", journal)
+    result = invoke("replay", journal)
     assert result.exit_code == ExitCode.DIVERGED
     output = flat(result.output)
     assert (

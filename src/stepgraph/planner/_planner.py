@@ -51,18 +51,17 @@ class Planner:
         checks: list[Check] | None = None,
     ) -> StepGraph:
         """Ask for a repaired plan, given what ran and what went wrong."""
-        content = render(
+        return self._rework(
             "repair.md",
+            plan,
+            tools,
+            inputs,
+            journal,
+            checks,
             goal=goal,
-            plan=json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1),
             observations="\n".join(f"- {k}: {v}" for k, v in observations.items()) or "(none)",
             failures="\n".join(f"- {failure}" for failure in failures),
         )
-        messages = [
-            {"role": "system", "content": system_prompt(tools)},
-            {"role": "user", "content": content},
-        ]
-        return self._converse(messages, "repair", tools, inputs, journal, checks)
 
     def revise(
         self,
@@ -75,17 +74,28 @@ class Planner:
         checks: list[Check] | None = None,
     ) -> StepGraph:
         """Ask for a revised plan, given a reviewer's comment."""
-        content = render(
-            "revise.md",
-            goal=goal,
-            plan=json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1),
-            comment=comment,
+        return self._rework(
+            "revise.md", plan, tools, inputs, journal, checks, goal=goal, comment=comment
         )
+
+    def _rework(
+        self,
+        template: str,
+        plan: StepGraph,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter | None,
+        checks: list[Check] | None,
+        **variables: str,
+    ) -> StepGraph:
+        """Show the model a plan and what to change; the template's name is the purpose."""
+        shown = json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1)
         messages = [
             {"role": "system", "content": system_prompt(tools)},
-            {"role": "user", "content": content},
+            {"role": "user", "content": render(template, plan=shown, **variables)},
         ]
-        return self._converse(messages, "revise", tools, inputs, journal, checks)
+        purpose = template.removesuffix(".md")
+        return self._converse(messages, purpose, tools, inputs, journal, checks)
 
     def answer(
         self, goal: str, observations: Mapping[str, str], journal: JournalWriter | None = None
