@@ -191,6 +191,9 @@ class RunSession:
         prepared = self.prepared
         graph = validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
         signatures = step_signatures(graph)
+        if prior is not None:  # a resumed run: what settled before the crash counts as done
+            for sid, value in prior.values.items():
+                self.completed[signatures[sid]] = (value, prior.actions.get(sid, {}))
         reused = {
             sid: self.completed[sig][0] for sid, sig in signatures.items() if sig in self.completed
         }
@@ -200,7 +203,6 @@ class RunSession:
             if sid not in reused and self.runs_of_call[sig] >= MAX_RUNS_OF_ONE_CALL
         }
         if prior is not None:
-            reused.update(prior.values)
             refused.update(prior.failed)
         workers = self.engine.max_workers or prepared.task.max_workers
         execution = execute(
@@ -215,10 +217,7 @@ class RunSession:
         )
         for sid, sig in signatures.items():
             if sid in reused:
-                earlier = self.completed.get(sig)
-                execution.actions[sid] = (
-                    earlier[1] if earlier else prior.actions.get(sid, {}) if prior else {}
-                )
+                execution.actions[sid] = self.completed[sig][1]  # verifiers need the arguments
             elif sid in execution.actions and sid not in refused:
                 self.runs_of_call[sig] += 1
             if sid in execution.values and sid not in reused:
