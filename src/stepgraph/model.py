@@ -209,6 +209,28 @@ class RunResult(BaseModel):
         """True when every step ran and every verdict passed."""
         return self.status is RunStatus.VERIFIED
 
+    def raise_for_status(self) -> RunResult:
+        """Return self when verified; else raise what went wrong, for scripts that must stop.
+
+        Raises:
+            StepExecutionError: a step failed (the first one, with its error).
+            VerificationError: every step ran but a verdict failed (all of them listed).
+            ApprovalError: the plan was not run.
+        """
+        from stepgraph.exceptions import ApprovalError, StepExecutionError, VerificationError
+
+        if self.status is RunStatus.STEP_FAILED:
+            failed = next((o for o in self.observations if not o.ok), None)
+            step = failed.step if failed else next(iter(self.skipped), "?")
+            error = failed.error if failed else self.skipped.get(step, "skipped")
+            raise StepExecutionError(error or "failed", step=step, run_id=self.run_id)
+        if self.status is RunStatus.UNVERIFIED:
+            failures = "; ".join(v.description for v in self.verdicts if not v.passed)
+            raise VerificationError(f"verification failed: {failures}", run_id=self.run_id)
+        if self.status is RunStatus.NOT_RUN:
+            raise ApprovalError("the plan was not run", run_id=self.run_id)
+        return self
+
     def to_json(self) -> str:
         """Serialise for scripts; quantities become ``{"$quantity": [magnitude, units]}``."""
         from stepgraph.units import encode_value

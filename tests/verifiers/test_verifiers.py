@@ -77,3 +77,25 @@ def test_a_custom_tool_with_a_wrong_unit_fails_the_unit_verdict_at_run_time(run_
     result, _ = run_task(task, tools=[measure])
     [unit] = [v for v in result.verdicts if v.kind is VerdictKind.UNIT]
     assert unit.passed and result.values["m"].magnitude == pytest.approx(0.003)
+
+
+def test_raise_for_status_turns_outcomes_into_errors(run_task):
+    """Scripts can stop on anything but a verified answer, with the reason in the error."""
+    from stepgraph import StepExecutionError, VerificationError
+
+    ok, _ = run_task(make_task([{"id": "n", "tool": "calculate", "args": {"expression": "2 + 2"}}]))
+    assert ok.raise_for_status() is ok
+    wrong, _ = run_task(
+        make_task(
+            [{"id": "n", "tool": "calculate", "args": {"expression": "2 + 2"}}],
+            checks=[{"expression": "${n} == 5"}],
+        )
+    )
+    with pytest.raises(VerificationError, match=r"\$\{n\} == 5"):
+        wrong.raise_for_status()
+    broken, _ = run_task(
+        make_task([{"id": "z", "tool": "calculate", "args": {"expression": "1 / (1 - 1)"}}])
+    )
+    with pytest.raises(StepExecutionError, match="step 'z': ZeroDivisionError") as error:
+        broken.raise_for_status()
+    assert error.value.step == "z" and error.value.run_id == broken.run_id
