@@ -183,3 +183,11 @@ def test_module_entry_point_reports_its_usage():
         check=False,
     )
     assert proc.returncode == 0 and "run" in proc.stdout
+
+
+def test_an_unwritable_journal_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = invoke("run", EXAMPLES / "migration.yaml", "--journal", blocker / "j.jsonl")
+    assert result.exit_code == ExitCode.INVALID
+    assert "cannot write the journal" in flat(result.output)

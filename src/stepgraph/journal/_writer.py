@@ -11,6 +11,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
+from stepgraph.exceptions import JournalError
 from stepgraph.units import encode_value
 
 JOURNAL_VERSION = 1
@@ -59,8 +60,11 @@ class JournalWriter:
         self._lock = threading.Lock()
         self._seq = start_seq  # a resumed run appends after the events already there
         self._batch_depth = 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] = path.open("ab")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: IO[bytes] = path.open("ab")
+        except OSError as e:
+            raise JournalError(f"cannot write the journal: {e.strerror}", path=str(path)) from e
         self._logger = structlog.wrap_logger(
             _LineWriter(self._file),
             processors=[
