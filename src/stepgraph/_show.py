@@ -9,11 +9,19 @@ from rich.console import Console
 from rich.text import Text
 
 from stepgraph.journal import Journal
-from stepgraph.units import decode_value, format_value
+from stepgraph.units import Quantity, decode_value, format_value
 
 
 def _value(data: Any) -> str:
     return format_value(decode_value(data))
+
+
+def _argument(data: Any) -> str:
+    """Quantities as people write them (450 Mbps), everything else as JSON."""
+    value = decode_value(data)
+    return (
+        format_value(value) if isinstance(value, Quantity) else json.dumps(data, ensure_ascii=False)
+    )
 
 
 def _line(event: str, data: dict[str, Any]) -> Text | None:  # one branch per event kind
@@ -52,7 +60,7 @@ def _line(event: str, data: dict[str, Any]) -> Text | None:  # one branch per ev
     if event == "thought":
         return Text(f"{step}thought: {data['text']}") if data["text"] else None
     if event == "action":
-        args = json.dumps(data["args"], ensure_ascii=False)
+        args = ", ".join(f"{name}={_argument(value)}" for name, value in data["args"].items())
         return Text(f"{step}action: {data['tool']}({args}) attempt {data['attempt']}")
     if event == "observation":
         took = f"{data['duration_ms']:.1f} ms, attempt {data['attempt']}"
