@@ -26,7 +26,7 @@ from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Ver
 from stepgraph.references import ReferenceError_, resolve
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_value
-from stepgraph.verifiers import observations_text, trace_answer, verify
+from stepgraph.verifiers import trace_answer, verify
 
 if TYPE_CHECKING:
     from stepgraph.engine import Engine, PreparedTask
@@ -139,7 +139,7 @@ class RunSession:
             repaired = planner.repair(
                 self.prepared.task.goal,
                 plan,
-                observations_text(execution.values),
+                execution.values,
                 failures,
                 self.prepared.tools,
                 self.prepared.inputs,
@@ -329,9 +329,7 @@ class RunSession:
         if planner is None or not execution.values:
             last = [step.id for step in plan.steps if step.id in execution.values][-1:]
             return "; ".join(f"{s} = {format_value(execution.values[s])}" for s in last), None
-        text = planner.answer(
-            self.prepared.task.goal, observations_text(execution.values), self.journal
-        )
+        text = planner.answer(self.prepared.task.goal, execution.values, self.journal)
         sources = {
             **execution.values,
             **{f"inputs.{k}": v for k, v in self.prepared.inputs.items()},

@@ -226,7 +226,7 @@ def plan(
             sys.stdout.write(system_prompt(prepared.tools) + "\n")
             return
         if prepared.plan is not None:
-            validate_plan(prepared.plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+            engine.validate(prepared)
             graph = prepared.plan
         else:
             graph = engine.plan(prepared, journal=journal)

@@ -43,7 +43,7 @@ class Planner:
         self,
         goal: str,
         plan: StepGraph,
-        observations: Mapping[str, str],
+        observations: Mapping[str, Any],
         failures: Sequence[str],
         tools: ToolRegistry,
         inputs: Mapping[str, Any],
@@ -59,7 +59,7 @@ class Planner:
             journal,
             checks,
             goal=goal,
-            observations="\n".join(f"- {k}: {v}" for k, v in observations.items()) or "(none)",
+            observations=_listed(observations) or "(none)",
             failures="\n".join(f"- {failure}" for failure in failures),
         )
 
@@ -98,10 +98,10 @@ class Planner:
         return self._converse(messages, purpose, tools, inputs, journal, checks)
 
     def answer(
-        self, goal: str, observations: Mapping[str, str], journal: JournalWriter | None = None
+        self, goal: str, observations: Mapping[str, Any], journal: JournalWriter | None = None
     ) -> str:
         """Ask for a short final answer that may use only the observations."""
-        listed = "\n".join(f"- {step}: {value}" for step, value in observations.items())
+        listed = _listed(observations)
         messages = [
             {"role": "user", "content": render("answer.md", goal=goal, observations=listed)}
         ]
@@ -187,3 +187,8 @@ class Planner:
                 retries=reply.retries,
             )
         return reply
+
+
+def _listed(values: Mapping[str, Any]) -> str:
+    """Step values as the model is shown them: one ``- step: 962.28 GB`` line each."""
+    return "\n".join(f"- {step}: {format_value(value)}" for step, value in values.items())

@@ -1,7 +1,7 @@
 """Verifiers: reverse calculation, declared checks and unit checks after a run."""
 
 from stepgraph.verifiers._reverse import TOLERANCE, close, reverse_calculate, reverse_convert
-from stepgraph.verifiers._trace import TRACE_TOLERANCE, observations_text, trace_answer
+from stepgraph.verifiers._trace import TRACE_TOLERANCE, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
 
 __all__ = [
@@ -9,7 +9,6 @@ __all__ = [
     "TRACE_TOLERANCE",
     "check_verdict",
     "close",
-    "observations_text",
     "reverse_calculate",
     "reverse_convert",
     "trace_answer",

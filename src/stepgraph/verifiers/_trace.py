@@ -10,7 +10,6 @@ from typing import Any
 import pint
 
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.units import format_value
 
 # Numbers as people write them: 2,500 / 962.28 / -3 / 1.5e3. Bracketed step names
 # ("[nights]") are removed first, so ids with digits are not read as numbers.
@@ -62,8 +61,3 @@ def trace_answer(text: str, sources: Mapping[str, Any]) -> Verdict:
         values={**trace, **{token: "untraced" for token in untraced}},
         tolerance=TRACE_TOLERANCE,
     )
-
-
-def observations_text(values: Mapping[str, Any]) -> dict[str, str]:
-    """Step values as the planner is shown them."""
-    return {step: format_value(value) for step, value in values.items()}
