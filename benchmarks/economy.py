@@ -11,7 +11,8 @@ from benchmarks._common import table
 from stepgraph import Engine, Planner, Task
 from stepgraph.planner import LLMReply, Message, tool_guide
 from stepgraph.references import resolve
-from stepgraph.tools import default_registry
+from stepgraph.tools import Tool, default_registry
+from stepgraph.tools.expression import bind
 from stepgraph.units import format_value
 
 MODEL_LATENCY_S = 0.2  # per model call, the same for both contenders
@@ -98,8 +99,8 @@ def _react(goal: str, steps: list[dict[str, Any]]) -> tuple[int, int, float]:
         messages.append({"role": "assistant", "content": reply.text})
         if step is None:
             break
-        args = {k: _substitute(v, values) for k, v in step["args"].items()}
         tool = tools.get(step["tool"])
+        args = {k: _substitute(k, v, tool, values) for k, v in step["args"].items()}
         values[step["id"]] = tool.func(**tool.validate_args(args))
         messages.append(
             {"role": "user", "content": f"Observation: {format_value(values[step['id']])}"}
@@ -107,8 +108,9 @@ def _react(goal: str, steps: list[dict[str, Any]]) -> tuple[int, int, float]:
     return model.calls, model.prompt_chars, time.perf_counter() - started
 
 
-def _substitute(value: Any, values: dict[str, Any]) -> Any:
-    return resolve(value, {"inputs": {}, **values}, exact=True)
+def _substitute(name: str, value: Any, tool: Tool, values: dict[str, Any]) -> Any:
+    scope = {"inputs": {}, **values}
+    return bind(value, scope) if name in tool.expression_args else resolve(value, scope)
 
 
 def run() -> str:

@@ -71,34 +71,22 @@ def _field(value: Any, part: str, reference: Reference) -> Any:
     raise ReferenceError_(f"{reference.text}: no field '{part}' (have: {available})")
 
 
-def literal(value: Any) -> str:
-    """Render a value as an exact expression literal: ``(56.25 * megabyte / second)``."""
-    if isinstance(value, pint.Quantity):
-        if value.dimensionless:
-            return f"({value.to('dimensionless').magnitude!r})"
-        return f"({value.magnitude!r} * {value.units})"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"({value!r})"
-    return repr(value)
-
-
-def resolve(value: Any, values: Mapping[str, Any], *, exact: bool = False) -> Any:
+def resolve(value: Any, values: Mapping[str, Any]) -> Any:
     """Replace references in `value`.
 
     A whole-string reference keeps the value's type. Inside a longer string a value
-    is interpolated for people (``962.28 GB``), or, with `exact`, as a lossless
-    expression literal so that an expression sees the very number a step produced.
+    is interpolated for people (``962.28 GB``). Expressions do not come here: their
+    references are bound as values (`stepgraph.tools.expression.bind`).
     """
     whole = whole_reference(value)
-    if whole is not None and not exact:
+    if whole is not None:
         return lookup(whole, values)
     if isinstance(value, str):
-        render = literal if exact else format_value
         return REFERENCE_PATTERN.sub(
-            lambda m: render(lookup(next(find_references(m.group(0))), values)), value
+            lambda m: format_value(lookup(next(find_references(m.group(0))), values)), value
         )
     if isinstance(value, dict):
-        return {key: resolve(item, values, exact=exact) for key, item in value.items()}
+        return {key: resolve(item, values) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [resolve(item, values, exact=exact) for item in value]
+        return [resolve(item, values) for item in value]
     return value

@@ -1,7 +1,7 @@
 import json
 
 from stepgraph.journal import Action, ObservationEvent, RunStart, read_journal
-from stepgraph.units import decode_value
+from stepgraph.units import decode_value, quantity
 from tests.conftest import EXAMPLES
 
 
@@ -29,7 +29,15 @@ def test_events_read_back_typed_with_values_and_units(run_task):
     assert isinstance(journal.events[0], RunStart)
     [action] = [e for e in journal.of_kind("action") if e.step == "per_night"]
     assert isinstance(action, Action)
-    assert action.args["expression"] == "(56.25 * MB / s) * (6 * h) * (0.9) * (0.88)"
+    expression = decode_value(action.args["expression"])
+    assert expression["$expression"] == (
+        "${rate} * ${inputs.window} * ${inputs.utilisation} * ${inputs.retry_factor}"
+    )
+    bound = expression["bindings"]
+    assert bound["${rate}"] == quantity(56.25, "MB/s") and bound["${inputs.window}"] == quantity(
+        6, "h"
+    )
+    assert (bound["${inputs.utilisation}"], bound["${inputs.retry_factor}"]) == (0.9, 0.88)
     [observation] = [e for e in journal.of_kind("observation") if e.step == "per_night"]
     assert isinstance(observation, ObservationEvent)
     value = decode_value(observation.value)

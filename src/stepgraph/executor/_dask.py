@@ -18,6 +18,7 @@ from typing import Any
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ToolCall
+from stepgraph.tools.expression import Expression
 from stepgraph.units import decode_value, encode_value
 
 
@@ -46,8 +47,9 @@ class DaskBackend:
         except StepgraphError as e:
             future.set_exception(e)
             return future
+        data = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
         remote = self._client.submit(
-            _run_remote, call.tool.func, encode_value(args), call.tool.is_async, pure=False
+            _run_remote, call.tool.func, encode_value(data), call.tool.is_async, pure=False
         )
         self._remote[future] = remote
         remote.add_done_callback(lambda done: self._transfer(done, future))

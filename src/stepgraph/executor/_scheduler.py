@@ -25,6 +25,7 @@ from stepgraph.journal import JournalWriter, NullJournal
 from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_, resolve
 from stepgraph.tools import ToolRegistry
+from stepgraph.tools.expression import Expression, bind
 from stepgraph.units import convert
 
 
@@ -169,14 +170,17 @@ class Scheduler:
         started = time.monotonic()
         try:
             args = {
-                name: resolve(value, self._scope, exact=name in tool.exact_args)
+                name: bind(value, self._scope)
+                if name in tool.expression_args and isinstance(value, str)
+                else resolve(value, self._scope)
                 for name, value in step.args.items()
             }
         except ReferenceError_ as e:
             self._record_failure(step, number, started, NonRetryableError(str(e)), final=True)
             return None
         self.result.actions[step.id] = args
-        self.journal.emit("action", step=step.id, tool=tool.name, args=args, attempt=number)
+        recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
+        self.journal.emit("action", step=step.id, tool=tool.name, args=recorded, attempt=number)
         return ToolCall(step, number, tool, args), _Attempt(
             step, number, started, started + step.timeout
         )

@@ -17,7 +17,7 @@ from stepgraph.references import (
     resolve,
 )
 from stepgraph.tools import UNKNOWN, ToolRegistry
-from stepgraph.tools._calculate import check_syntax
+from stepgraph.tools.expression import bind, check_syntax
 from stepgraph.units import compatible, dimension_name, parse_unit, quantity
 
 
@@ -157,7 +157,7 @@ def _unit_problems(
             continue
         tool = tools.get(step.tool)
         try:
-            args = _prototype_args(step.args, prototypes, tool.exact_args)
+            args = _prototype_args(step.args, prototypes, tool.expression_args)
             if tool.infer is not None:
                 prototype = tool.infer(args)
         except StepgraphError as e:
@@ -183,17 +183,19 @@ def _unit_problems(
     return problems
 
 
-def _prototype_args(args: dict[str, Any], prototypes: dict[str, Any], exact: frozenset[str]) -> Any:
+def _prototype_args(
+    args: dict[str, Any], prototypes: dict[str, Any], expressions: frozenset[str]
+) -> Any:
     resolved = {}
     for name, value in args.items():
         refs = list(find_references(value))
         known = all(_known(ref, prototypes) for ref in refs)
-        if not refs:
+        if name in expressions and isinstance(value, str):
+            resolved[name] = bind(value, prototypes) if known else value
+        elif not refs:
             resolved[name] = value
-        elif not known:
-            resolved[name] = value if name in exact else UNKNOWN
         else:
-            resolved[name] = resolve(value, prototypes, exact=name in exact)
+            resolved[name] = resolve(value, prototypes) if known else UNKNOWN
     return resolved
 
 

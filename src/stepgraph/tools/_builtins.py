@@ -8,8 +8,8 @@ import pint
 from pydantic import BeforeValidator, WithJsonSchema
 
 from stepgraph.exceptions import CalculationError, UnitError
-from stepgraph.references import REFERENCE_PATTERN
-from stepgraph.tools import _calculate
+from stepgraph.references import find_references
+from stepgraph.tools import expression as expr
 from stepgraph.tools._registry import UNKNOWN, tool
 from stepgraph.units import Quantity, compatible, convert, parse_quantity, parse_unit, quantity
 
@@ -34,23 +34,39 @@ QuantityLike = Annotated[
 ]
 
 
+def _expression(value: Any) -> expr.Expression:
+    try:
+        return expr.Expression.from_data(value)
+    except CalculationError as e:
+        raise ValueError(str(e)) from e
+
+
+ExpressionArg = Annotated[
+    expr.Expression,
+    BeforeValidator(_expression),
+    WithJsonSchema({"type": "string", "description": "an arithmetic expression"}),
+]
+
+
 def _infer_calculate(args: dict[str, Any]) -> Any:
     expression = args.get("expression")
-    if expression is UNKNOWN or not isinstance(expression, str):
+    if expression is UNKNOWN or not isinstance(expression, str | expr.Expression):
         return UNKNOWN
-    _calculate.check_syntax(expression)
-    if REFERENCE_PATTERN.search(expression):
+    text = expression.text if isinstance(expression, expr.Expression) else expression
+    expr.check_syntax(text)
+    bound = expression if isinstance(expression, expr.Expression) else expr.Expression(text)
+    if any(bound.bindings.get(ref.text, UNKNOWN) is UNKNOWN for ref in find_references(text)):
         return UNKNOWN  # some upstream unit is unknown before the run
     try:
-        return _calculate.evaluate(expression)
+        return expr.evaluate(bound)
     except CalculationError as e:
         if isinstance(e.__cause__, pint.DimensionalityError):
             raise
         return UNKNOWN  # prototypes have magnitude 1; only their units mean anything
 
 
-@tool(infer=_infer_calculate, exact_args=("expression",))
-def calculate(expression: str) -> Any:
+@tool(infer=_infer_calculate, expression_args=("expression",))
+def calculate(expression: ExpressionArg) -> Any:
     """Evaluate arithmetic with units, e.g. '${rate} * 6 h * 0.9' or 'ceil(${a} / ${b})'.
 
     Use it for every computation; do not compute in your head. Supports + - * / ** %,
@@ -59,9 +75,9 @@ def calculate(expression: str) -> Any:
     their units.
 
     Args:
-        expression: The expression; ${id} references are replaced by the exact values.
+        expression: The expression; ${id} references stand for the exact values of the steps.
     """
-    return _calculate.evaluate(expression)
+    return expr.evaluate(expr.Expression.from_data(expression))
 
 
 def _infer_unit_convert(args: dict[str, Any]) -> Any:

@@ -61,10 +61,10 @@ class Tool:
         name: str | None = None,
         side_effects: bool = False,
         infer: Inferrer | None = None,
-        exact_args: Iterable[str] = (),
+        expression_args: Iterable[str] = (),
     ) -> None:
         self.func = func
-        self.exact_args = frozenset(exact_args)
+        self.expression_args = frozenset(expression_args)
         self.name = name or func.__name__
         self.side_effects = side_effects
         self.infer = infer
@@ -170,7 +170,7 @@ def tool(
     name: str | None = None,
     side_effects: bool = False,
     infer: Inferrer | None = None,
-    exact_args: Iterable[str] = (),
+    expression_args: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -181,7 +181,7 @@ def tool(
     name: str | None = None,
     side_effects: bool = False,
     infer: Inferrer | None = None,
-    exact_args: Iterable[str] = (),
+    expression_args: Iterable[str] = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -194,12 +194,14 @@ def tool(
         side_effects: True for tools that change the world (they are never re-run blindly).
         infer: Optional static hook: given arguments (run-time ones as `UNKNOWN`), raise
             on arguments that can never work and return a prototype of the output.
-        exact_args: String arguments that are expressions: references inside them are
-            replaced by exact literals, not by the rounded text people read.
+        expression_args: String arguments that are expressions: their references are bound
+            to the exact values (an `Expression`), not interpolated as the text people read.
     """
 
     def wrap(inner: Callable[..., Any]) -> Tool:
-        return Tool(inner, name=name, side_effects=side_effects, infer=infer, exact_args=exact_args)
+        return Tool(
+            inner, name=name, side_effects=side_effects, infer=infer, expression_args=expression_args
+        )
 
     return wrap(func) if func is not None else wrap
 

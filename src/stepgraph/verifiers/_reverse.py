@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -11,22 +10,8 @@ import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.tools._calculate import evaluate_node, parse
+from stepgraph.tools.expression import TOLERANCE, Expression, close, evaluate_node, parse
 from stepgraph.units import convert, format_value, normalize, parse_quantity, parse_unit, quantity
-
-TOLERANCE = 1e-9
-
-
-def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
-    """Equal within a relative tolerance, after expressing both in the same unit."""
-    left, right = normalize(left), normalize(right)
-    if isinstance(left, pint.Quantity) or isinstance(right, pint.Quantity):
-        if not (isinstance(left, pint.Quantity) and isinstance(right, pint.Quantity)):
-            return False
-        if not left.is_compatible_with(right):
-            return False
-        left, right = left.magnitude, right.to(left.units).magnitude
-    return math.isclose(float(left), float(right), rel_tol=tolerance, abs_tol=0.0)
 
 
 def _at_least(left: Any, right: Any, tolerance: float) -> bool:
@@ -46,12 +31,14 @@ def _verdict(step: str, passed: bool, description: str, **values: Any) -> Verdic
 
 
 def _rounding_check(step: str, name: str, n: Any, a: Any, b: Any) -> Verdict:
+    # One more or one fewer in the result's own unit: ceil(5 GB / (2 MB/s)) is in seconds.
+    one = quantity(1, n.units) if isinstance(n, pint.Quantity) else 1
     if name == "ceil":
-        passed = _at_least(n * b, a, TOLERANCE) and not _at_least((n - 1) * b, a, TOLERANCE)
+        passed = _at_least(n * b, a, TOLERANCE) and not _at_least((n - one) * b, a, TOLERANCE)
         text = f"ceil: {format_value(n)} x {format_value(b)} >= {format_value(a)}"
         text += " and one fewer falls short"
     else:
-        passed = _at_least(a, n * b, TOLERANCE) and not _at_least(a, (n + 1) * b, TOLERANCE)
+        passed = _at_least(a, n * b, TOLERANCE) and not _at_least(a, (n + one) * b, TOLERANCE)
         text = f"floor: {format_value(n)} x {format_value(b)} <= {format_value(a)}"
         text += " and one more exceeds it"
     return _verdict(step, passed, text, result=n, numerator=a, denominator=b)
@@ -65,9 +52,11 @@ _INVERSES: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
 }
 
 
-def reverse_calculate(step: str, expression: str, result: Any) -> Verdict | None:
-    """Undo the outermost operation of a resolved expression; None if it has no inverse."""
-    node = parse(expression).body
+def reverse_calculate(step: str, expression: Expression | str, result: Any) -> Verdict | None:
+    """Undo the outermost operation of a bound expression; None if it has no inverse."""
+    bound = Expression.from_data(expression)
+    parsed = parse(bound.text, bound.bindings)
+    node = parsed.tree.body
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -77,11 +66,11 @@ def reverse_calculate(step: str, expression: str, result: Any) -> Verdict | None
         and isinstance(node.args[0].op, ast.Div)
     ):
         inner = node.args[0]
-        a, b = evaluate_node(inner.left), evaluate_node(inner.right)
+        a, b = evaluate_node(inner.left, parsed), evaluate_node(inner.right, parsed)
         return _rounding_check(step, node.func.id, result, a, b)
     if isinstance(node, ast.BinOp) and type(node.op) in _INVERSES:
         symbol, inverse = _INVERSES[type(node.op)]
-        left, right = evaluate_node(node.left), evaluate_node(node.right)
+        left, right = evaluate_node(node.left, parsed), evaluate_node(node.right, parsed)
         if isinstance(node.op, ast.Mult) and normalize(right) == 0:
             return None
         back = normalize(inverse(result, right))

@@ -7,8 +7,8 @@ from typing import Any
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Check, Step, Verdict, VerdictKind
-from stepgraph.references import ReferenceError_, find_references, lookup, resolve
-from stepgraph.tools._calculate import evaluate
+from stepgraph.references import ReferenceError_, find_references, lookup
+from stepgraph.tools.expression import bind, evaluate
 from stepgraph.units import compatible, dimension_name, format_value, parse_unit
 from stepgraph.verifiers._reverse import reverse_calculate, reverse_convert
 
@@ -73,7 +73,7 @@ def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
         shown = {
             ref.text: format_value(lookup(ref, scope)) for ref in find_references(check.expression)
         }
-        outcome = evaluate(resolve(check.expression, scope, exact=True))
+        outcome = evaluate(bind(check.expression, scope))
     except (StepgraphError, ReferenceError_) as e:
         return Verdict(kind=VerdictKind.CHECK, passed=False, description=f"{description}: {e}")
     if not isinstance(outcome, bool):

@@ -1,0 +1,415 @@
+"""The expression language of `calculate` and of declared checks: arithmetic with units.
+
+Grammar, in words: numbers as Python writes them (``2.5``, ``1e-9``, ``2E3``, ``1_000``);
+a number followed by a name is a quantity (``6 h``, ``2.5TB``, ``450 Mbit/s``); a name
+followed by ``(`` is a function call (``ceil(x)``, ``min(a, b)``); any other name is a
+unit (so ``30 min`` is thirty minutes and ``min(1, 2)`` is one); ``${id}`` and
+``${id.field}`` are references. The tokenizer, not a regular expression, tells these
+apart, so the ``e`` of ``1e-9`` is never read as the elementary charge.
+
+References are *bound*, never pasted as text: each becomes a name in the evaluator
+whose value is the step's exact output. No magnitude (``1e+16``, ``2**70``, ``nan``),
+unit (``min``, ``%``) or representation can be misread on the way.
+
+simpleeval over asteval: we want one expression, not a Python subset with loops and
+function definitions, and simpleeval lets us replace each AST node handler, so
+attributes, subscripts, strings and unknown names are refused outright.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import operator
+import time
+import tokenize
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pint
+import simpleeval
+
+from stepgraph.exceptions import CalculationError, StepgraphError, UnitError
+from stepgraph.references import REFERENCE_PATTERN, Reference, find_references, lookup
+from stepgraph.units import format_value, normalize, parse_unit, registry
+
+MAX_EXPRESSION_LENGTH = 2_000
+MAX_EXPONENT = 1_000
+MAX_INTEGER_BITS = 4_096
+TIME_LIMIT_SECONDS = 1.0
+TOLERANCE = 1e-9  # relative: `==` in expressions and every reverse check use it
+_PLACEHOLDER = "__ref"
+
+
+@dataclass(frozen=True)
+class Expression:
+    """An expression and the exact values its ``${...}`` references are bound to.
+
+    `bindings` maps each reference's text (``"${total}"``) to its value.
+    """
+
+    text: str
+    bindings: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_data(self) -> dict[str, Any]:
+        """The JSON-ready form the journal keeps (values encoded by the journal writer)."""
+        return {"$expression": self.text, "bindings": dict(self.bindings)}
+
+    @classmethod
+    def from_data(cls, data: Any) -> Expression:
+        """Accept an `Expression`, its `to_data` form, or plain text without references."""
+        if isinstance(data, Expression):
+            return data
+        if isinstance(data, dict) and "$expression" in data:
+            return cls(str(data["$expression"]), dict(data.get("bindings") or {}))
+        if isinstance(data, str):
+            return cls(data)
+        raise CalculationError(f"an expression must be text, not {type(data).__name__}")
+
+    def display(self) -> str:
+        """The expression with each reference replaced by its value as people read it."""
+
+        def shown(match: Any) -> str:
+            value = self.bindings.get(match.group(0))
+            return match.group(0) if value is None else format_value(value)
+
+        return REFERENCE_PATTERN.sub(shown, self.text)
+
+    def __str__(self) -> str:
+        return self.display()
+
+
+def bind(text: str, scope: Mapping[str, Any]) -> Expression:
+    """Bind every reference of `text` to its value in `scope` (raises `ReferenceError_`)."""
+    bindings = {ref.text: lookup(ref, scope) for ref in find_references(text)}
+    return Expression(text, bindings)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed expression: its syntax tree and the values of its placeholder names."""
+
+    tree: ast.Expression
+    names: dict[str, Any]
+    references: dict[str, Reference]  # placeholder name -> the reference it stands for
+
+
+def _magnitude_op(func: Callable[[float], Any]) -> Callable[..., Any]:
+    def apply(value: Any, *rest: Any) -> Any:
+        value = normalize(value)  # ceil(5 GB / (2 MB/s)) rounds 2500 s, not 2.5 GB*s/MB
+        if isinstance(value, pint.Quantity):
+            return registry().Quantity(func(value.magnitude, *rest), value.units)
+        return func(value, *rest)
+
+    return apply
+
+
+def _round(value: float, digits: Any = 0) -> Any:
+    digits = normalize(digits)
+    if isinstance(digits, pint.Quantity) or digits != int(digits):
+        raise CalculationError("round(x, digits): digits must be a whole number")
+    return round(value, int(digits))
+
+
+def _log(value: Any, base: Any = math.e) -> float:
+    value, base = normalize(value), normalize(base)
+    if isinstance(value, pint.Quantity) or isinstance(base, pint.Quantity):
+        raise CalculationError("log needs dimensionless numbers")
+    return math.log(value, base)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "abs": abs,
+    "ceil": _magnitude_op(math.ceil),
+    "floor": _magnitude_op(math.floor),
+    "log": _log,
+    "max": max,
+    "min": min,
+    "round": _magnitude_op(_round),
+    "sqrt": lambda value: normalize(value) ** 0.5,
+}
+
+
+def _guard_number(value: Any) -> Any:
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    if isinstance(magnitude, int) and magnitude.bit_length() > MAX_INTEGER_BITS:
+        raise CalculationError(f"intermediate result too large (over {MAX_INTEGER_BITS} bits)")
+    return value
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    exponent = normalize(exponent)
+    if isinstance(exponent, pint.Quantity):
+        raise CalculationError("an exponent must be a plain number")
+    if abs(exponent) > MAX_EXPONENT:
+        raise CalculationError(f"exponent {exponent} is larger than the limit of {MAX_EXPONENT}")
+    return _guard_number(operator.pow(base, exponent))
+
+
+def _checked(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda left, right: _guard_number(op(left, right))
+
+
+def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
+    """Equal within a relative tolerance, after expressing both in the same unit.
+
+    Two integers compare exactly (they may be too large for a float).
+    """
+    left, right = normalize(left), normalize(right)
+    if isinstance(left, pint.Quantity) or isinstance(right, pint.Quantity):
+        if not (isinstance(left, pint.Quantity) and isinstance(right, pint.Quantity)):
+            return False
+        if not left.is_compatible_with(right):
+            return False
+        left, right = left.magnitude, right.to(left.units).magnitude
+    if isinstance(left, int) and isinstance(right, int):
+        return left == right
+    try:
+        return math.isclose(float(left), float(right), rel_tol=tolerance, abs_tol=0.0)
+    except OverflowError:
+        return bool(left == right)
+
+
+_OPERATORS: dict[type, Callable[..., Any]] = {
+    ast.Add: _checked(operator.add),
+    ast.Sub: _checked(operator.sub),
+    ast.Mult: _checked(operator.mul),
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: _power,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Eq: close,
+    ast.NotEq: lambda left, right: not close(left, right),
+    ast.Gt: operator.gt,
+    ast.Lt: operator.lt,
+    ast.GtE: operator.ge,
+    ast.LtE: operator.le,
+    ast.Not: operator.not_,
+}
+
+
+def _refuse(what: str) -> Callable[[ast.AST], Any]:
+    def handler(node: ast.AST) -> Any:
+        raise CalculationError(f"{what} is not allowed in an expression")
+
+    return handler
+
+
+class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval ships no types
+    def __init__(self, names: dict[str, Any], deadline: float) -> None:
+        super().__init__(operators=_OPERATORS, functions=FUNCTIONS, names=names)
+        self.deadline = deadline
+        self.nodes[ast.Attribute] = _refuse("attribute access")
+        self.nodes[ast.Subscript] = _refuse("subscripting")
+        self.nodes[ast.Name] = self._name
+        self.nodes[ast.Constant] = self._constant
+        for refused in ("JoinedStr", "FormattedValue", "Lambda", "ListComp", "DictComp"):
+            node_type = getattr(ast, refused, None)
+            if node_type is not None:
+                self.nodes[node_type] = _refuse(refused)
+
+    def _eval(self, node: ast.AST) -> Any:
+        if time.monotonic() > self.deadline:
+            raise CalculationError(f"expression took longer than {TIME_LIMIT_SECONDS} s")
+        return super()._eval(node)
+
+    def _constant(self, node: ast.Constant) -> Any:
+        if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+            raise CalculationError(f"only numbers are allowed, not {node.value!r}")
+        return node.value
+
+    def _name(self, node: ast.Name) -> Any:
+        if node.id in self.names:
+            return self.names[node.id]
+        try:  # a bare name is a unit, even one spelt like a function ("30 min")
+            unit = parse_unit(node.id)
+        except UnitError:
+            if node.id in self.functions:
+                raise CalculationError(
+                    f"'{node.id}' is a function: call it, e.g. {node.id}(x)"
+                ) from None
+            allowed = ", ".join(sorted(FUNCTIONS))
+            raise CalculationError(
+                f"unknown name '{node.id}': use numbers, units (6 h, 2.5 TB), "
+                f"${{step}} references and the functions {allowed}"
+            ) from None
+        return registry().Quantity(1, unit)
+
+    def _eval_call(self, node: ast.Call) -> Any:
+        if not isinstance(node.func, ast.Name) or node.func.id not in self.functions:
+            name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+            raise CalculationError(
+                f"call to '{name}' is not allowed (allowed: {', '.join(sorted(FUNCTIONS))})"
+            )
+        if node.keywords:
+            raise CalculationError("keyword arguments are not allowed in an expression")
+        func = self.functions[node.func.id]
+        return func(*(self._eval(arg) for arg in node.args))
+
+
+_ALLOWED_NODES = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.BoolOp,
+    ast.Call,
+    ast.Name,
+    ast.Constant,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+    ast.IfExp,
+)
+
+
+def _with_placeholders(text: str) -> tuple[str, dict[str, Reference]]:
+    if _PLACEHOLDER in text:
+        raise CalculationError(f"names starting with '{_PLACEHOLDER}' are reserved")
+    placeholders: dict[str, str] = {}  # reference text -> name
+    references: dict[str, Reference] = {}
+
+    def swap(match: Any) -> str:
+        ref = next(find_references(match.group(0)))
+        name = placeholders.setdefault(ref.text, f"{_PLACEHOLDER}{len(placeholders)}")
+        references[name] = ref
+        return f" {name} "
+
+    return REFERENCE_PATTERN.sub(swap, text), references
+
+
+def _explicit_products(text: str) -> str:
+    """Insert ``*`` between a number and the unit name after it: ``6 h`` -> ``6 * h``."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    inserts: list[int] = []
+    previous: tokenize.TokenInfo | None = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if (
+                previous is not None
+                and previous.type == tokenize.NUMBER
+                and token.type == tokenize.NAME
+                and not token.string.startswith(_PLACEHOLDER)
+            ):
+                inserts.append(starts[token.start[0] - 1] + token.start[1])
+            if token.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = token
+    except (tokenize.TokenError, SyntaxError) as e:
+        raise CalculationError(f"invalid expression syntax: {e.args[0]}") from e
+    for offset in reversed(inserts):
+        text = f"{text[:offset]}* {text[offset:]}"
+    return text
+
+
+def parse(text: str, bindings: Mapping[str, Any] | None = None) -> Parsed:
+    """Check length and syntax, bind references to names, and parse.
+
+    References without a binding are left unbound; evaluating them is an error.
+    """
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise CalculationError(
+            f"expression is {len(text):,} characters; the limit is {MAX_EXPRESSION_LENGTH:,}"
+        )
+    placed, references = _with_placeholders(text)
+    prepared = _explicit_products(placed).strip()
+    try:
+        tree = ast.parse(prepared, mode="eval")
+    except SyntaxError as e:
+        raise CalculationError(f"invalid expression syntax: {e.msg}") from e
+    except (RecursionError, MemoryError, ValueError) as e:  # deeply nested or NUL bytes
+        raise CalculationError("invalid expression syntax: too deeply nested") from e
+    bindings = bindings or {}
+    names = {
+        name: bindings[ref.text] for name, ref in references.items() if ref.text in bindings
+    }
+    return Parsed(tree, names, references)
+
+
+def check_syntax(text: str) -> None:
+    """Refuse, without evaluating, what `evaluate` would refuse (references allowed)."""
+    parsed = parse(text)
+    evaluator = _Evaluator(dict.fromkeys(parsed.references, 1), math.inf)
+    for node in ast.walk(parsed.tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            evaluator.nodes.get(type(node), _refuse(type(node).__name__))(node)
+        elif isinstance(node, ast.Constant):
+            evaluator._constant(node)
+        elif isinstance(node, ast.Call) and (
+            not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS
+        ):
+            evaluator._eval_call(node)
+        elif isinstance(node, ast.Call) and node.keywords:
+            evaluator._eval_call(node)
+        elif isinstance(node, ast.Name) and not _is_call_target(parsed.tree, node):
+            evaluator._name(node)
+
+
+def _is_call_target(tree: ast.AST, name: ast.Name) -> bool:
+    return any(isinstance(node, ast.Call) and node.func is name for node in ast.walk(tree))
+
+
+def evaluate(expression: Expression | str, bindings: Mapping[str, Any] | None = None) -> Any:
+    """Evaluate an expression; its references take their values from its bindings."""
+    if isinstance(expression, Expression):
+        bindings = {**expression.bindings, **(bindings or {})}
+        expression = expression.text
+    parsed = parse(expression, bindings)
+    return evaluate_node(parsed.tree.body, parsed)
+
+
+def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
+    """Evaluate one (sub)expression of a parsed expression."""
+    unbound = [
+        parsed.references[n.id].text
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and n.id in parsed.references and n.id not in parsed.names
+    ]
+    if unbound:
+        raise CalculationError(f"unresolved reference {unbound[0]}")
+    evaluator = _Evaluator(parsed.names, time.monotonic() + TIME_LIMIT_SECONDS)
+    try:
+        result = evaluator._eval(node)
+    except CalculationError:
+        raise
+    except pint.DimensionalityError as e:
+        raise CalculationError(f"units do not match: {e}") from e
+    except (pint.PintError, StepgraphError) as e:
+        raise CalculationError(str(e)) from e
+    except (ArithmeticError, ValueError, TypeError) as e:
+        raise CalculationError(f"{type(e).__name__}: {e}") from e
+    except simpleeval.InvalidExpression as e:
+        raise CalculationError(str(e)) from e
+    except RecursionError as e:
+        raise CalculationError("the expression is nested too deeply") from e
+    result = normalize(result)
+    magnitude = result.magnitude if isinstance(result, pint.Quantity) else result
+    if isinstance(magnitude, float) and not math.isfinite(magnitude):
+        raise CalculationError(f"the result is {magnitude}, not a finite number (an overflow?)")
+    return result
+
+
+__all__ = [
+    "FUNCTIONS",
+    "MAX_EXPONENT",
+    "MAX_EXPRESSION_LENGTH",
+    "MAX_INTEGER_BITS",
+    "TIME_LIMIT_SECONDS",
+    "TOLERANCE",
+    "Expression",
+    "Parsed",
+    "bind",
+    "check_syntax",
+    "close",
+    "evaluate",
+    "evaluate_node",
+    "parse",
+]
