@@ -44,12 +44,30 @@ class Execution:
 _OBSERVATIONS = TypeAdapter(list[Observation])
 
 
+# Retries back off: the first waits this long, each next one twice as long, up to the cap.
+RETRY_BACKOFF_SECONDS = 0.25
+RETRY_BACKOFF_CAP_SECONDS = 8.0
+
+
+def retry_delay(failed_attempt: int) -> float:
+    """Seconds to wait before the attempt after `failed_attempt` (1 for the first)."""
+    return min(RETRY_BACKOFF_SECONDS * 2 ** (failed_attempt - 1), RETRY_BACKOFF_CAP_SECONDS)
+
+
 @dataclass
 class _Attempt:
     step: Step
     number: int
     started: float
     deadline: float
+
+
+@dataclass
+class _Abandoned:
+    """A timed-out attempt of a side-effecting tool: no retry until it has really ended."""
+
+    attempt: _Attempt
+    give_up_at: float
 
 
 def _describe(error: BaseException) -> str:
@@ -81,7 +99,8 @@ class Scheduler:
         self._scope: dict[str, Any] = {"inputs": dict(inputs)}
         self._waiting = {node: graph.in_degree(node) for node in graph}
         self._ready: deque[str] = deque()
-        self._retries: deque[tuple[Step, int]] = deque()
+        self._retries: list[tuple[float, Step, int]] = []  # (not before, step, attempt)
+        self._abandoned: dict[Future[Any], _Abandoned] = {}
         self._observations: list[dict[str, Any]] = []  # made Observations in one go at the end
         self._running: dict[Future[Any], _Attempt] = {}
         # Finished futures arrive here from their done-callbacks: one cheap blocking get
@@ -108,12 +127,12 @@ class Scheduler:
             and node not in self._refused
         )
         try:
-            while self._ready or self._retries or self._running:
+            while self._ready or self._retries or self._running or self._abandoned:
                 for call, attempt in self._launches():  # their actions are on disk now
                     future = self._backend.submit(call)
                     self._running[future] = attempt
                     future.add_done_callback(self._completed.put)
-                if not self._running:
+                if not (self._running or self._retries or self._abandoned):
                     continue
                 done = self._wait_for_completions()
                 with self.journal.batch():
@@ -133,7 +152,10 @@ class Scheduler:
 
     def _wait_for_completions(self) -> list[Future[Any]]:
         """Sleep until a call finishes or the nearest deadline passes; take all that finished."""
-        nearest = min(attempt.deadline for attempt in self._running.values())
+        deadlines = [attempt.deadline for attempt in self._running.values()]
+        deadlines += [retry[0] for retry in self._retries]
+        deadlines += [waiting.give_up_at for waiting in self._abandoned.values()]
+        nearest = min(deadlines)
         try:
             finished = [self._completed.get(timeout=max(0.0, nearest - time.monotonic()))]
         except queue.Empty:
@@ -141,6 +163,10 @@ class Scheduler:
         with suppress(queue.Empty):
             while True:
                 finished.append(self._completed.get_nowait())
+        for future in finished:
+            waiting = self._abandoned.pop(future, None)
+            if waiting is not None:  # the timed-out attempt has ended: a retry is safe now
+                self._retry(waiting.attempt)
         return [future for future in finished if future in self._running]  # not timed out
 
     def _launches(self) -> list[tuple[ToolCall, _Attempt]]:
@@ -151,16 +177,21 @@ class Scheduler:
         """
         launches: list[tuple[ToolCall, _Attempt]] = []
         with self.journal.batch():
-            while (self._retries or self._ready) and len(self._running) + len(
+            now = time.monotonic()
+            due = sorted((r for r in self._retries if r[0] <= now), key=lambda r: r[0])
+            self._retries = [r for r in self._retries if r[0] > now]
+            pending = deque((step, number) for _, step, number in due)
+            while (pending or self._ready) and len(self._running) + len(
                 launches
             ) < self.max_workers:
-                if self._retries:
-                    step, number = self._retries.popleft()
+                if pending:
+                    step, number = pending.popleft()
                 else:
                     step, number = self.graph.nodes[self._ready.popleft()]["step"], 1
                 launch = self._launch(step, number)
                 if launch is not None:
                     launches.append(launch)
+            self._retries.extend((now, step, number) for step, number in pending)
         return launches
 
     def _launch(self, step: Step, number: int) -> tuple[ToolCall, _Attempt] | None:
@@ -197,10 +228,10 @@ class Scheduler:
             except StepgraphError as e:
                 error = NonRetryableError(f"expect_unit '{step.expect_unit}': {e}")
         if error is not None:
-            retry = not isinstance(error, NonRetryableError) and attempt.number <= step.retries
+            retry = not isinstance(error, NonRetryableError) and self._may_retry(attempt)
             self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
             if retry:
-                self._retries.append((step, attempt.number + 1))
+                self._retry(attempt)
             return
         elapsed = (time.monotonic() - attempt.started) * 1000
         self._observe(step.id, attempt.number, elapsed, final=True, ok=True, value=value)
@@ -227,10 +258,35 @@ class Scheduler:
             self._backend.cancel(future)
             step = attempt.step
             error = TimeoutError(f"no result after {step.timeout:g} s (attempt {attempt.number})")
-            retry = attempt.number <= step.retries
+            retry = self._may_retry(attempt)
             self._record_failure(step, attempt.number, attempt.started, error, final=not retry)
-            if retry:
-                self._retries.append((step, attempt.number + 1))
+            if not retry:
+                continue
+            if self.tools.get(step.tool).side_effects:  # it may still be changing the world
+                self._abandoned[future] = _Abandoned(attempt, now + step.timeout)
+            else:
+                self._retry(attempt)
+        for future, waiting in list(self._abandoned.items()):
+            if now >= waiting.give_up_at:
+                del self._abandoned[future]
+                step = waiting.attempt.step
+                message = (
+                    f"not retried: attempt {waiting.attempt.number} timed out and may still be "
+                    f"running, and tool '{step.tool}' has side effects"
+                )
+                self._record_failure(
+                    step, waiting.attempt.number, now, NonRetryableError(message), final=True
+                )
+
+    def _may_retry(self, attempt: _Attempt) -> bool:
+        """Retries left, and a tool that may run twice: no side effects, or idempotent."""
+        tool = self.tools.get(attempt.step.tool)
+        safe = not tool.side_effects or tool.idempotent
+        return safe and attempt.number <= attempt.step.retries
+
+    def _retry(self, attempt: _Attempt) -> None:
+        not_before = time.monotonic() + retry_delay(attempt.number)
+        self._retries.append((not_before, attempt.step, attempt.number + 1))
 
     def _record_failure(
         self, step: Step, number: int, started: float, error: BaseException, *, final: bool

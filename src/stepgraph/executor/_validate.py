@@ -45,8 +45,13 @@ def validate_plan(
     tools: ToolRegistry,
     inputs: Mapping[str, Any] | None = None,
     checks: list[Check] | None = None,
+    *,
+    answer: str | None = None,
 ) -> nx.DiGraph:
-    """Return the plan's graph, or raise `PlanValidationError` listing every problem."""
+    """Return the plan's graph, or raise `PlanValidationError` listing every problem.
+
+    `answer` is the task's answer template, which replaces the plan's own.
+    """
     inputs = inputs or {}
     problems: list[PlanProblem] = []
     if not plan.steps:
@@ -61,6 +66,12 @@ def validate_plan(
         problems.extend(_step_problems(step, ids, tools, inputs))
     for index, check in enumerate([*plan.checks, *(checks or [])], start=1):
         problems.extend(_check_problems(index, check, ids, inputs))
+    template = answer if answer is not None else plan.answer
+    problems.extend(
+        PlanProblem(None, f"answer template: {problem}")
+        for ref in find_references(template or "")
+        if (problem := _reference_problem(ref, ids, inputs)) is not None
+    )
     graph = build_graph(plan.steps)
     cycle_problems = _cycle_problems(graph)
     problems.extend(cycle_problems)

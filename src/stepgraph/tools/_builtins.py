@@ -11,7 +11,15 @@ from stepgraph.exceptions import CalculationError, UnitError
 from stepgraph.references import find_references
 from stepgraph.tools import expression as expr
 from stepgraph.tools._registry import UNKNOWN, tool
-from stepgraph.units import Quantity, compatible, convert, parse_quantity, parse_unit, quantity
+from stepgraph.units import (
+    Quantity,
+    compatible,
+    convert,
+    format_value,
+    parse_quantity,
+    parse_unit,
+    quantity,
+)
 
 
 def _quantity_like(value: Any) -> Any:
@@ -85,11 +93,18 @@ def _infer_unit_convert(args: dict[str, Any]) -> Any:
     if not isinstance(to_unit, str):
         return UNKNOWN
     target = parse_unit(to_unit)
-    if isinstance(from_unit, str) and from_unit:
-        source = parse_unit(from_unit)
-        if not compatible(quantity(1, source), to_unit):
-            convert(quantity(1, source), to_unit)  # raises with both dimensions named
-    elif value is not UNKNOWN and not isinstance(_quantity_like(value), Quantity):
+    try:
+        given = UNKNOWN if value is UNKNOWN else _quantity_like(value)
+    except ValueError:
+        return UNKNOWN  # a wrong type, reported by the schema check
+    source = parse_unit(from_unit) if isinstance(from_unit, str) and from_unit else None
+    if isinstance(given, Quantity):
+        if source is not None and not compatible(given, from_unit):
+            raise UnitError(f"value {format_value(given)} does not match from_unit '{from_unit}'")
+        convert(given, to_unit)  # raises with both dimensions named
+    elif source is not None:
+        convert(quantity(1, source), to_unit)
+    elif given is not UNKNOWN:
         raise UnitError("value has no unit: give 'from_unit', or a value like '2.5 TB'")
     return quantity(1, target)
 
@@ -112,7 +127,7 @@ def unit_convert(value: QuantityLike, to_unit: str, from_unit: str = "") -> Any:
             raise UnitError("value has no unit: give 'from_unit', or a value like '2.5 TB'")
         value = quantity(value, parse_unit(from_unit))
     elif from_unit and not compatible(value, from_unit):
-        raise UnitError(f"value {value:~} does not match from_unit '{from_unit}'")
+        raise UnitError(f"value {format_value(value)} does not match from_unit '{from_unit}'")
     return convert(value, to_unit)
 
 

@@ -60,10 +60,12 @@ class Tool:
         *,
         name: str | None = None,
         side_effects: bool = False,
+        idempotent: bool = False,
         infer: Inferrer | None = None,
         expression_args: Iterable[str] = (),
     ) -> None:
         self.func = func
+        self.idempotent = idempotent
         self.expression_args = frozenset(expression_args)
         self.name = name or func.__name__
         self.side_effects = side_effects
@@ -114,6 +116,7 @@ class Tool:
             "name": self.name,
             "description": self.description,
             "side_effects": self.side_effects,
+            "idempotent": self.idempotent,
             "parameters": self.parameters,
         }
 
@@ -169,6 +172,7 @@ def tool(
     *,
     name: str | None = None,
     side_effects: bool = False,
+    idempotent: bool = False,
     infer: Inferrer | None = None,
     expression_args: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
@@ -180,6 +184,7 @@ def tool(
     *,
     name: str | None = None,
     side_effects: bool = False,
+    idempotent: bool = False,
     infer: Inferrer | None = None,
     expression_args: Iterable[str] = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
@@ -192,6 +197,8 @@ def tool(
         func: The function, when used as a bare ``@tool``.
         name: Tool name; defaults to the function's name.
         side_effects: True for tools that change the world (they are never re-run blindly).
+        idempotent: True when running the tool twice has the effect of running it once; only
+            then is a side-effecting step retried, and never while an attempt may still run.
         infer: Optional static hook: given arguments (run-time ones as `UNKNOWN`), raise
             on arguments that can never work and return a prototype of the output.
         expression_args: String arguments that are expressions: their references are bound
@@ -200,7 +207,12 @@ def tool(
 
     def wrap(inner: Callable[..., Any]) -> Tool:
         return Tool(
-            inner, name=name, side_effects=side_effects, infer=infer, expression_args=expression_args
+            inner,
+            name=name,
+            side_effects=side_effects,
+            idempotent=idempotent,
+            infer=infer,
+            expression_args=expression_args,
         )
 
     return wrap(func) if func is not None else wrap

@@ -1,0 +1,166 @@
+"""Numbers are never misread: every value reaches `calculate` as the value itself."""
+
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stepgraph import CalculationError, Engine, PlanValidationError, RunStatus, tool
+from stepgraph.tools import calculate
+from stepgraph.units import quantity
+from tests.conftest import make_task
+
+
+def calc(expression):
+    return calculate.func(expression)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("2.5 * 1e-9", 2.5e-9),
+        ("2E3", 2000),
+        ("1e+16 / 2", 5e15),
+        ("0.00001 * 2", 2e-5),
+        ("1_000 + 1", 1001),
+        ("2**70", 2**70),
+    ],
+)
+def test_numbers_in_scientific_notation_are_numbers(expression, expected):
+    """The 'e' of '1e-9' is part of the number, not the elementary charge."""
+    assert calc(expression) == expected
+
+
+def test_a_unit_spelt_like_a_function_is_a_unit_unless_called():
+    """'30 min' is thirty minutes; 'min(1, 2)' is the function."""
+    assert calc("30 min + 1 h") == quantity(90, "min")
+    assert calc("min(1, 2)") == 1
+    assert calc("2.5TB / (500 GB)") == pytest.approx(5)
+
+
+def test_ceil_of_a_quotient_with_units_rounds_the_reduced_value():
+    """5 GB at 2 MB/s is 2500 s exactly: ceil must not round 2.5 GB*s/MB up to 3000 s."""
+    assert calc("ceil(5 GB / (2 MB/s))") == quantity(2500, "s")
+    assert calc("ceil(5 GB / (3 MB/s))") == quantity(1667, "s")
+
+
+def test_equality_uses_the_relative_tolerance_of_reverse_checks():
+    assert calc("0.1 + 0.2 == 0.3") is True
+    assert calc("1 == 1.01") is False
+    assert calc("2500 GB == 2.5 TB") is True
+    assert calc("2**70 == 2**70 + 1") is False  # integers compare exactly
+
+
+def test_an_overflow_is_an_error_not_infinity():
+    with pytest.raises(CalculationError, match="not a finite number"):
+        calc("1e300 * 1e300")
+
+
+UNITS = ["", "min", "h", "s", "ms", "eV", "EB", "PB", "Mbit/s", "GiB", "kWh", "degree", "%"]
+FLOATS = st.one_of(
+    st.floats(min_value=1e-300, max_value=1e300),
+    st.floats(min_value=-1e300, max_value=-1e-300),
+    st.floats(min_value=5e-324, max_value=2.2e-308),  # subnormal
+)
+INTEGERS = st.integers(min_value=-(2**4090), max_value=2**4090)
+
+
+def _expected(magnitude, unit, factor):
+    """The value computed in plain Python, as an exact fraction in the unit's base."""
+    if not unit:
+        return magnitude * factor
+    return quantity(magnitude * factor, unit)
+
+
+def _same(result, expected):
+    if hasattr(expected, "units") and expected.dimensionless:
+        expected = expected.to("dimensionless").magnitude  # %, degree: plain numbers
+    if hasattr(expected, "units"):
+        if not hasattr(result, "units") or not result.is_compatible_with(expected):
+            return False
+        result, expected = result.magnitude, expected.to(result.units).magnitude
+    if isinstance(result, int) and isinstance(expected, int):
+        return result == expected
+    difference = abs(Fraction(result) - Fraction(expected))
+    return difference <= Fraction(1, 10**12) * max(abs(Fraction(expected)), abs(Fraction(result)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(magnitude=st.one_of(FLOATS, INTEGERS), unit=st.sampled_from(UNITS))
+def test_any_value_passes_through_a_reference_unchanged(tmp_path_factory, magnitude, unit):
+    """A step's value, whatever its size or unit, reaches calculate as itself, via the engine."""
+    value = quantity(magnitude, unit) if unit else magnitude
+
+    @tool
+    def source() -> object:
+        """Return the value under test."""
+        return value
+
+    task = make_task(
+        [
+            {"id": "v", "tool": "source"},
+            {"id": "same", "tool": "calculate", "args": {"expression": "${v}"}},
+            {"id": "triple", "tool": "calculate", "args": {"expression": "${v} * 3"}},
+            {"id": "sum", "tool": "calculate", "args": {"expression": "${v} + ${v}"}},
+        ]
+    )
+    journal = tmp_path_factory.mktemp("run") / "run.jsonl"
+    result = Engine(tools=[source]).run(task, journal=journal)
+    assert result.status is RunStatus.VERIFIED, result.verdicts
+    assert _same(result.values["same"], _expected(magnitude, unit, 1))
+    assert _same(result.values["triple"], _expected(magnitude, unit, 3))
+    assert _same(result.values["sum"], _expected(magnitude, unit, 2))
+
+
+def test_inputs_in_scientific_notation_and_minutes_run(run_task):
+    """20 PB in bytes (>= 1e16), an input of 0.00001 and a value in minutes: a correct plan runs."""
+    task = make_task(
+        [
+            {"id": "bytes", "tool": "unit_convert", "args": {"value": "${inputs.data}", "to_unit": "B"}},
+            {
+                "id": "kept",
+                "tool": "calculate",
+                "args": {"expression": "${bytes} * ${inputs.share}"},
+                "expect_unit": "GB",
+            },
+            {"id": "mins", "tool": "unit_convert", "args": {"value": "2 h", "to_unit": "min"}},
+            {"id": "double", "tool": "calculate", "args": {"expression": "${mins} * 2"}},
+        ],
+        inputs={"data": "20 PB", "share": 0.00001},
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.VERIFIED, result.verdicts
+    assert result.values["kept"].to("GB").magnitude == pytest.approx(200)
+    assert result.values["double"] == quantity(240, "min")
+
+
+def test_a_conversion_of_a_rate_to_a_size_is_refused_before_the_run():
+    """unit_convert('450 Mbps', to GB) can never work: validate says so, naming both dimensions."""
+    task = make_task(
+        [{"id": "size", "tool": "unit_convert", "args": {"value": "450 Mbps", "to_unit": "GB"}}]
+    )
+    with pytest.raises(PlanValidationError, match=r"step 'size'.*\[information\] / \[time\]"):
+        Engine().validate(task)
+
+
+def test_a_units_mismatch_in_a_check_over_quantities_is_a_clear_failure(run_task):
+    task = make_task(
+        [{"id": "t", "tool": "calculate", "args": {"expression": "ceil(5 GB / (2 MB/s))"}}],
+        checks=[{"expression": "${t} == 2500 s", "why": "exact"}],
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.VERIFIED, result.verdicts
+    reverse = [v for v in result.verdicts if v.kind == "reverse"]
+    assert reverse and all(v.passed for v in reverse)
+
+
+def test_a_check_with_equality_holds_for_float_noise(run_task):
+    task = make_task(
+        [{"id": "c", "tool": "calculate", "args": {"expression": "0.1 + 0.2"}}],
+        checks=[{"expression": "${c} == 0.3"}],
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.VERIFIED, result.verdicts
+
