@@ -99,3 +99,36 @@ def test_raise_for_status_turns_outcomes_into_errors(run_task):
     with pytest.raises(StepExecutionError, match="step 'z': ZeroDivisionError") as error:
         broken.raise_for_status()
     assert error.value.step == "z" and error.value.run_id == broken.run_id
+
+
+def test_a_custom_tool_states_how_its_result_is_checked_backwards(run_task):
+    """@tool(reverse=...) gives any tool a reverse check; a wrong result fails the run."""
+    from stepgraph import RunStatus, tool
+    from stepgraph.model import Verdict, VerdictKind
+    from tests.conftest import make_task
+
+    def square_back(step, args, result):
+        back = result**0.5
+        return Verdict(
+            kind=VerdictKind.REVERSE,
+            step=step,
+            passed=abs(back - args["x"]) < 1e-9,
+            description=f"sqrt({result}) = {back}, expected {args['x']}",
+        )
+
+    @tool(reverse=square_back)
+    def square(x: float) -> float:
+        """Square a number (correctly)."""
+        return x * x
+
+    @tool(name="square", reverse=square_back)
+    def bad_square(x: float) -> float:
+        """Square a number (wrongly)."""
+        return x * x + 1
+
+    task = make_task([{"id": "s", "tool": "square", "args": {"x": 3}}], answer="${s}")
+    good, _ = run_task(task, tools=[square])
+    assert good.status is RunStatus.VERIFIED
+    assert [v.description for v in good.verdicts if v.step == "s"] == ["sqrt(9.0) = 3.0, expected 3"]
+    bad, _ = run_task(task, tools=[bad_square])
+    assert bad.status is RunStatus.UNVERIFIED

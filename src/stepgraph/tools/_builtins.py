@@ -11,6 +11,7 @@ from stepgraph.exceptions import CalculationError, UnitError
 from stepgraph.references import find_references
 from stepgraph.tools import expression as expr
 from stepgraph.tools._registry import UNKNOWN, tool
+from stepgraph.tools._reverse import reverse_calculate_args, reverse_convert
 from stepgraph.units import (
     Quantity,
     compatible,
@@ -73,7 +74,7 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
         return UNKNOWN  # prototypes have magnitude 1; only their units mean anything
 
 
-@tool(infer=_infer_calculate, expression_args=("expression",))
+@tool(infer=_infer_calculate, reverse=reverse_calculate_args, expression_args=("expression",))
 def calculate(expression: ExpressionArg) -> Any:
     """Evaluate arithmetic with units, e.g. '${rate} * 6 h * 0.9' or 'ceil(${a} / ${b})'.
 
@@ -109,7 +110,7 @@ def _infer_unit_convert(args: dict[str, Any]) -> Any:
     return quantity(1, target)
 
 
-@tool(name="unit_convert", infer=_infer_unit_convert)
+@tool(name="unit_convert", infer=_infer_unit_convert, reverse=reverse_convert)
 def unit_convert(value: QuantityLike, to_unit: str, from_unit: str = "") -> Any:
     """Convert a value between units of the same dimension, e.g. 450 Mbit/s to MB/s.
 

@@ -4,42 +4,38 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
+import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from stepgraph.exceptions import ToolArgumentError, ToolDefinitionError, ToolError
+
+if TYPE_CHECKING:
+    from stepgraph.model import Verdict
 
 # The value a static check sees for an argument that is only known at run time.
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
 
 Inferrer = Callable[[dict[str, Any]], Any]
+# Given the step id, the arguments the tool ran with and its result: a verdict, or None
+# when this result has no inverse to check.
+Reverser = Callable[[str, dict[str, Any], Any], "Verdict | None"]
 
 
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its text (all but sections) and ``Args:`` entries.
+    """A Google-style docstring's text (all but its sections) and its ``Args:`` entries.
 
     The text is the description a planner reads, so a tool's "use it for / not for"
     paragraphs reach the model, not only the summary line.
     """
-    doc = inspect.cleandoc(doc)
-    text = re.split(r"^(?:Args|Returns|Raises|Example|Examples):\s*$", doc, flags=re.MULTILINE)[0]
+    parsed = docstring_parser.parse(doc, style=docstring_parser.DocstringStyle.GOOGLE)
+    text = "\n\n".join(part for part in (parsed.short_description, parsed.long_description) if part)
     paragraphs = [" ".join(part.split()) for part in text.split("\n\n") if part.strip()]
-    arg_docs: dict[str, str] = {}
-    match = re.search(r"^Args:\n((?:[ \t]+.*\n?|\n)*)", doc, flags=re.MULTILINE)
-    if match:
-        current = None
-        for line in match.group(1).splitlines():
-            entry = re.match(r"^\s{2,8}(\w+)(?:\s*\(.*?\))?:\s*(.*)$", line)
-            if entry:
-                current = entry.group(1)
-                arg_docs[current] = entry.group(2).strip()
-            elif current and line.strip():
-                arg_docs[current] += " " + line.strip()
+    arg_docs = {param.arg_name: " ".join((param.description or "").split()) for param in parsed.params}
     return "\n\n".join(paragraphs), arg_docs
 
 
@@ -62,6 +58,7 @@ class Tool:
         side_effects: bool = False,
         idempotent: bool = False,
         infer: Inferrer | None = None,
+        reverse: Reverser | None = None,
         expression_args: Iterable[str] = (),
     ) -> None:
         self.func = func
@@ -70,6 +67,7 @@ class Tool:
         self.name = name or func.__name__
         self.side_effects = side_effects
         self.infer = infer
+        self.reverse = reverse
         self.is_async = inspect.iscoroutinefunction(func)
         description, arg_docs = _docstring_parts(func.__doc__ or "")
         if not description:
@@ -174,6 +172,7 @@ def tool(
     side_effects: bool = False,
     idempotent: bool = False,
     infer: Inferrer | None = None,
+    reverse: Reverser | None = None,
     expression_args: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -186,6 +185,7 @@ def tool(
     side_effects: bool = False,
     idempotent: bool = False,
     infer: Inferrer | None = None,
+    reverse: Reverser | None = None,
     expression_args: Iterable[str] = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
@@ -201,6 +201,8 @@ def tool(
             then is a side-effecting step retried, and never while an attempt may still run.
         infer: Optional static hook: given arguments (run-time ones as `UNKNOWN`), raise
             on arguments that can never work and return a prototype of the output.
+        reverse: Optional check after the run: given the step id, the arguments and the
+            result, return a `Verdict` from undoing the operation (None: nothing to undo).
         expression_args: String arguments that are expressions: their references are bound
             to the exact values (an `Expression`), not interpolated as the text people read.
     """
@@ -212,6 +214,7 @@ def tool(
             side_effects=side_effects,
             idempotent=idempotent,
             infer=infer,
+            reverse=reverse,
             expression_args=expression_args,
         )
 

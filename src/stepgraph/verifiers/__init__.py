@@ -1,7 +1,7 @@
 """Verifiers: reverse calculation, declared checks and unit checks after a run."""
 
+from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
-from stepgraph.verifiers._reverse import reverse_calculate, reverse_convert
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
 

@@ -8,9 +8,9 @@ from typing import Any
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Check, Step, Verdict, VerdictKind
 from stepgraph.references import ReferenceError_, find_references, lookup
+from stepgraph.tools import ToolRegistry, default_registry
 from stepgraph.tools.expression import bind, evaluate
 from stepgraph.units import compatible, dimension_name, format_value, parse_unit
-from stepgraph.verifiers._reverse import reverse_calculate, reverse_convert
 
 
 def verify(
@@ -19,13 +19,17 @@ def verify(
     actions: Mapping[str, dict[str, Any]],
     checks: list[Check],
     inputs: Mapping[str, Any],
+    tools: ToolRegistry | None = None,
 ) -> list[Verdict]:
-    """Reverse-calculate each step, evaluate the declared checks, confirm each `expect_unit`."""
+    """Check each step backwards with its tool's reverse hook, evaluate the declared checks,
+    and confirm each `expect_unit`; `tools` defaults to the built-ins.
+    """
+    tools = tools if tools is not None else default_registry()
     verdicts: list[Verdict] = []
     for step in steps:
         if step.id not in values:
             continue
-        reverse = _reverse(step, actions.get(step.id, {}), values[step.id])
+        reverse = _reverse(step, tools, actions.get(step.id, {}), values[step.id])
         if reverse is not None:
             verdicts.append(reverse)
         if step.expect_unit is not None:
@@ -35,12 +39,13 @@ def verify(
     return verdicts
 
 
-def _reverse(step: Step, args: dict[str, Any], value: Any) -> Verdict | None:
+def _reverse(step: Step, tools: ToolRegistry, args: dict[str, Any], value: Any) -> Verdict | None:
+    """The tool's own reverse check, if it states one."""
+    reverse = tools.get(step.tool).reverse if step.tool in tools else None
+    if reverse is None:
+        return None
     try:
-        if step.tool == "calculate":
-            return reverse_calculate(step.id, args["expression"], value)
-        if step.tool == "unit_convert":
-            return reverse_convert(step.id, args, value)
+        return reverse(step.id, args, value)
     except StepgraphError as e:
         return Verdict(
             kind=VerdictKind.REVERSE,

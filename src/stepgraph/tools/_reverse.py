@@ -1,4 +1,7 @@
-"""Reverse calculation: each result is checked by undoing the operation that made it."""
+"""How the built-in tools check their results backwards: undo the operation that made it.
+
+Each tool states its own reverse check (`@tool(reverse=...)`); these are the built-ins'.
+"""
 
 from __future__ import annotations
 
@@ -52,7 +55,7 @@ _INVERSES: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
 }
 
 
-def reverse_calculate(step: str, expression: Expression | str, result: Any) -> Verdict | None:
+def reverse_calculate(step: str, expression: Any, result: Any) -> Verdict | None:
     """Undo the outermost operation of a bound expression; None if it has no inverse."""
     bound = Expression.from_data(expression)
     parsed = parse(bound.text, bound.bindings)
@@ -108,3 +111,8 @@ def reverse_convert(step: str, args: dict[str, Any], result: Any) -> Verdict:
         recomputed=back,
         expected=original,
     )
+
+
+def reverse_calculate_args(step: str, args: dict[str, Any], result: Any) -> Verdict | None:
+    """`calculate`'s reverse hook: undo the outermost operation of its expression."""
+    return reverse_calculate(step, args["expression"], result)
