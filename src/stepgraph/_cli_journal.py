@@ -34,10 +34,22 @@ def replay_command(
 ) -> None:
     """Run a recorded run again from its journal and report identical or the first divergence."""
     console = Console()
+    if out is not None and out.resolve() == journal.resolve():
+        fail(f"--out {out} is the journal being replayed; choose another path", ExitCode.USAGE)
     try:
         report = replay(journal, live=live, from_step=from_step, out=out)
     except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
         guard(error)
+    for problem in report.problems:  # a cut-off record diverges where it stops: say why
+        console.print(Text(f"warning: {journal}: {problem}", style="yellow"))
+    if any("truncated last line" in problem for problem in report.problems):
+        console.print(
+            Text(
+                "the recording was cut off (a killed process?); "
+                "`stepgraph resume` finishes such a run",
+                style="yellow",
+            )
+        )
     if report.error:
         console.print(Text(f"the replay stopped: {report.error}", style="red"))
     if from_step and report.result is not None:

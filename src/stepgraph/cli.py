@@ -31,7 +31,7 @@ from stepgraph import _cli_journal, _display
 from stepgraph._cli_common import STATUS_EXIT, ExitCode, guard
 from stepgraph._review import ConsoleApprover, show_plan_view
 from stepgraph.approval import PlanFile, plan_view
-from stepgraph.engine import Engine, PreparedTask
+from stepgraph.engine import Engine, PreparedTask, check_journal_free
 from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import dask_backend, validate_plan
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
@@ -102,7 +102,12 @@ def _planner(
 def _target(target: str, tools: str | None) -> Task | Path:
     """A task file if the target names one, else a goal-only task."""
     path = Path(target)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    looks_like_path = path.suffix in (".yaml", ".yml", ".json") or (
+        "/" in target and " " not in target
+    )
+    if looks_like_path and not path.exists():  # a mistyped path must not become a goal
+        raise TaskFileError("no such task file", path=target)
+    if looks_like_path or path.exists():
         if tools:
             raise TaskFileError("--tools is for goals; a task file lists its own 'tools:'")
         return path
@@ -136,6 +141,9 @@ def run(
         Path | None, typer.Option("--plan", help="Run an approved plan file (stepgraph approve).")
     ] = None,
     journal: JournalOpt = None,
+    replace_journal: Annotated[
+        bool, typer.Option("--replace-journal", help="Overwrite an existing --journal file.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the RunResult as JSON.")] = False,
     approve: Annotated[
         ApprovalPolicy | None,
@@ -174,6 +182,8 @@ def run(
                 repair_rounds=repair_rounds,
                 backend=factory,
             )
+            if journal is not None:  # before the task is loaded: nothing may run first
+                check_journal_free(journal, replace=replace_journal)
             plan_file = PlanFile.load(plan_path) if plan_path else None
             if target is None and plan_file is None:
                 raise TaskFileError(
@@ -186,6 +196,7 @@ def run(
                 result = engine.run(
                     prepared,
                     journal=journal,
+                    replace_journal=replace_journal,
                     approval=approve,
                     plan_file=plan_file,
                     approver=approver_for(console, prepared, progress),

@@ -13,7 +13,7 @@ import networkx as nx
 
 from stepgraph._session import RunOptions, RunSession
 from stepgraph.approval import Approver, PlanFile
-from stepgraph.exceptions import PlannerNotConfiguredError, TaskFileError
+from stepgraph.exceptions import JournalError, PlannerNotConfiguredError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend, validate_plan
 from stepgraph.journal import JournalWriter, Listener
 from stepgraph.model import ApprovalPolicy, Check, RunResult, StepGraph, Task
@@ -139,12 +139,17 @@ class Engine:
         approval: ApprovalPolicy | None = None,
         approver: Approver | None = None,
         plan_file: PlanFile | None = None,
+        replace_journal: bool = False,
     ) -> RunResult:
         """Plan if needed, approve, execute, verify and repair, journaling every event.
 
         `approver` is asked when the policy is `ask` (or unset and the plan has side
         effects); `plan_file` runs an approved, unchanged plan written by `stepgraph plan`.
+        An existing, non-empty `journal` is refused unless `replace_journal` is set: a
+        second run appended to it would make it unreadable as one run.
         """
+        if journal is not None:
+            check_journal_free(Path(journal), replace=replace_journal)
         prepared = self.prepare(task, overrides=overrides)
         if plan_file is not None:
             plan_file.approved_plan()
@@ -154,6 +159,8 @@ class Engine:
         options = RunOptions(
             policy=approval or prepared.task.approval, approver=approver, plan_file=plan_file
         )
+        if replace_journal:
+            path.unlink(missing_ok=True)  # the writer appends
         with JournalWriter(path, uuid.uuid4().hex[:12], listeners=list(listeners)) as writer:
             return RunSession(self, prepared, writer, options).run()
 
@@ -166,6 +173,20 @@ class Engine:
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         return self.journal_dir / f"{stamp}-{name}.jsonl"
+
+
+def check_journal_free(path: Path, *, replace: bool = False) -> None:
+    """Refuse a journal path that already holds a run, unless it is to be replaced."""
+    try:
+        taken = path.stat().st_size > 0
+    except OSError:
+        return  # missing, or unreadable: the writer reports what it cannot do
+    if taken and not replace:
+        raise JournalError(
+            "the journal already holds a run; choose another path, or replace it "
+            "(--replace-journal, or replace_journal=True)",
+            path=str(path),
+        )
 
 
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:

@@ -64,6 +64,7 @@ class ReplayReport:
     divergences: list[Divergence] = field(default_factory=list)
     result: RunResult | None = None
     error: str | None = None
+    problems: list[str] = field(default_factory=list)  # unreadable lines of the record
 
     @property
     def identical(self) -> bool:
@@ -159,10 +160,15 @@ def replay(
     into a new journal that names its parent.
     """
     path = Path(journal)
-    recording = Recording.load(path)
-    live_steps = _fork_steps(recording, from_step) if from_step else None
     suffix = f"fork-{from_step}" if from_step else ("live" if live else "replay")
     out_path = Path(out) if out else path.with_name(f"{path.stem}.{suffix}.jsonl")
+    if out_path.resolve() == path.resolve():  # the old output is deleted below
+        raise JournalError(
+            "the replay would overwrite the journal it replays; choose another output path",
+            path=str(path),
+        )
+    recording = Recording.load(path)
+    live_steps = _fork_steps(recording, from_step) if from_step else None
     out_path.unlink(missing_ok=True)
     texts = recording.llm_texts()
     recorded = recorded_observations(recording.journal)
@@ -172,7 +178,7 @@ def replay(
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
         backend=lambda: ReplayBackend(recorded, live_steps, live=live),
     )
-    report = ReplayReport(journal=out_path, parent=path)
+    report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)
     try:
         loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
     except StepgraphError as e:

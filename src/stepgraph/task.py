@@ -17,19 +17,63 @@ from stepgraph.units import dimension_name, parse_quantity
 
 _NUMBER_FIRST = re.compile(r"^\s*[-+]?(\d|\.\d)")
 
+# A real task file is a few kilobytes; a limit keeps a wrong path (a log, a dump)
+# from being read into memory whole.
+MAX_TASK_FILE_BYTES = 10_000_000
+
+# libyaml refuses nesting deeper than 1,000 levels with a clear error; the pure-Python
+# loader recurses into a RecursionError instead, which is caught below.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Deeper structures are refused before the recursive code downstream (validation,
+# references, the journal) meets them; real plans nest a handful of levels.
+MAX_NESTING = 100
+_TOO_DEEP = f"lists and mappings nest more than {MAX_NESTING} levels deep; not a task file"
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Tell whether lists and mappings in `value` nest more than `limit` levels, without recursion.
+
+    A node shared through YAML aliases is visited again only when reached deeper, so
+    an alias bomb costs at most nodes x limit visits.
+    """
+    deepest: dict[int, int] = {}
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, dict | list) or deepest.get(id(item), 0) >= depth:
+            continue
+        if depth > limit:
+            return True
+        deepest[id(item)] = depth
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
 
 def load_task(path: Path) -> Task:
     """Read and validate a task file; every problem becomes a `TaskFileError` naming the file."""
     try:
+        size = path.stat().st_size
+        if size > MAX_TASK_FILE_BYTES:
+            raise TaskFileError(
+                f"the file is {size:,} bytes; a task file may be at most "
+                f"{MAX_TASK_FILE_BYTES:,} bytes",
+                path=str(path),
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TaskFileError("no such task file", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise TaskFileError(f"cannot read the file: {e}", path=str(path)) from e
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as e:
         raise TaskFileError(f"not valid YAML: {e}", path=str(path)) from e
+    except RecursionError as e:  # only without libyaml
+        raise TaskFileError(_TOO_DEEP, path=str(path)) from e
+    if too_deep(data):
+        raise TaskFileError(_TOO_DEEP, path=str(path))
     if data is None:
         raise TaskFileError("the file is empty; a task needs at least a 'goal'", path=str(path))
     if not isinstance(data, dict):
@@ -89,6 +133,9 @@ def resolve_inputs(task: Task, overrides: Mapping[str, str] | None = None) -> di
 
 
 def _check_same_kind(name: str, text: str, declared: Any, new: Any) -> None:
+    if type(new) is str and type(declared) is not str:  # text where a number belongs
+        kind = dimension_name(declared) if isinstance(declared, pint.Quantity) else "a number"
+        raise TaskFileError(f"--set {name}={text}: {text!r} is not a quantity ('{name}' is {kind})")
     if isinstance(declared, pint.Quantity) or isinstance(new, pint.Quantity):
         if dimension_name(declared) != dimension_name(new):
             raise TaskFileError(
@@ -97,8 +144,6 @@ def _check_same_kind(name: str, text: str, declared: Any, new: Any) -> None:
             )
     elif type(declared) is str and type(new) is not str:
         raise TaskFileError(f"--set {name}={text}: '{name}' is text")
-    elif type(declared) is not str and type(new) is str:
-        raise TaskFileError(f"--set {name}={text}: '{name}' is a number")
 
 
 def parse_assignments(pairs: list[str]) -> dict[str, str]:

@@ -36,13 +36,21 @@ def read_journal(path: Path) -> Journal:
     """Read a JSONL journal into typed events.
 
     A truncated last line (a killed process) or a garbage line is reported with its
-    line number and skipped. Events of another run mixed into the file, or a journal
-    written by a newer format version, are refused with a `JournalError`.
+    line number and skipped. A file with no journal event at all (empty, a task file,
+    binary data), events of another run mixed into the file, or a journal written by
+    a newer format version, are refused with a `JournalError`.
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError as e:
         raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
+    journal = _parse(path, data.decode("utf-8", errors="replace"))
+    if not journal.events:
+        raise JournalError(f"not a stepgraph journal: {_describe(data)}", path=str(path))
+    return journal
+
+
+def _parse(path: Path, text: str) -> Journal:
     journal = Journal(path)
     lines = text.split("\n")
     last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
@@ -55,6 +63,9 @@ def read_journal(path: Path) -> Journal:
             what = "truncated last line" if number == last else "line is not JSON"
             journal.problems.append(f"line {number}: {what} ({e.msg}); skipped")
             continue
+        except RecursionError:  # the writer never nests this deep: not ours
+            journal.problems.append(f"line {number}: JSON nested too deeply; skipped")
+            continue
         except ValidationError as e:
             journal.problems.append(
                 f"line {number}: not a journal event ({e.error_count()} errors); skipped"
@@ -63,6 +74,21 @@ def read_journal(path: Path) -> Journal:
         _check_belongs(journal, event, number)
         journal.events.append(event)
     return journal
+
+
+def _describe(data: bytes) -> str:
+    """What a file holds instead of journal events, so the user recognises a wrong path."""
+    if not data.strip():
+        return "the file is empty"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary data, not text"
+    if "\0" in text:
+        return "binary data, not text"
+    number, first = next((n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip())
+    shown = first.strip() if len(first.strip()) <= 60 else first.strip()[:57] + "..."
+    return f"no line is a journal event; line {number} is {shown!r}"
 
 
 def _check_belongs(journal: Journal, event: JournalEvent, number: int) -> None:

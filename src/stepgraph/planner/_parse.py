@@ -21,6 +21,7 @@ from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import validate_plan
 from stepgraph.model import Check, StepGraph
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
+from stepgraph.task import MAX_NESTING
 from stepgraph.tools import ToolRegistry
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -64,7 +65,13 @@ def extract_json(text: str) -> str | None:
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         return None
-    depth, in_string, escaped = 0, False, False
+    end, _ = _balance(text, start)
+    return text[start:] if end is None else text[start : end + 1]
+
+
+def _balance(text: str, start: int) -> tuple[int | None, int]:
+    """Where the JSON value opening at `start` closes (None: never), and its deepest nesting."""
+    depth, deepest, in_string, escaped = 0, 0, False, False
     for index in range(start, len(text)):
         char = text[index]
         if in_string:
@@ -74,11 +81,16 @@ def extract_json(text: str) -> str | None:
             in_string = True
         elif char in "{[":
             depth += 1
+            deepest = max(deepest, depth)
         elif char in "}]":
             depth -= 1
             if depth == 0:
-                return text[start : index + 1]
-    return text[start:]
+                return index, deepest
+    return None, deepest
+
+
+class _Unreadable(Exception):
+    """An answer that is refused before parsing, with the problem to send back."""
 
 
 def _load(text: str, repairs: list[str]) -> Any:
@@ -87,6 +99,12 @@ def _load(text: str, repairs: list[str]) -> Any:
         return None
     if candidate.strip() != text.strip():
         repairs.append("cut the JSON object out of the surrounding text")
+    _, deepest = _balance(candidate, 0)
+    if deepest > MAX_NESTING:  # json and json-repair would recurse into a RecursionError
+        raise _Unreadable(
+            f"the JSON nests {deepest:,} levels deep; the limit is {MAX_NESTING} "
+            "(a plan needs a handful)"
+        )
     try:
         return json.loads(candidate)
     except json.JSONDecodeError:
@@ -150,7 +168,10 @@ def parse_plan(
 ) -> ParsedPlan:
     """Parse, repair and validate a model's answer into a plan, or list its problems."""
     repairs: list[str] = []
-    data = _load(text, repairs)
+    try:
+        data = _load(text, repairs)
+    except _Unreadable as e:
+        return ParsedPlan(None, [PlanProblem(None, str(e))], repairs)
     if isinstance(data, list):
         data = {"steps": data}
         repairs.append("wrapped a bare list of steps into a plan")
