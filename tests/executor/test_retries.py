@@ -9,6 +9,8 @@ from stepgraph import ApprovalPolicy, RunStatus, tool
 from stepgraph.executor import _scheduler
 from tests.conftest import make_task
 
+AUTO = ApprovalPolicy.AUTO
+
 
 @pytest.fixture(autouse=True)
 def short_backoff(monkeypatch):
@@ -46,9 +48,7 @@ def test_a_side_effecting_tool_is_not_retried_unless_idempotent(run_task):
         calls.append(1)
         raise ConnectionError("network down")
 
-    result, journal = run_task(
-        make_task([_step("send", retries=3)]), tools=[send], approval=ApprovalPolicy.AUTO
-    )
+    result, journal = run_task(make_task([_step("send", retries=3)]), tools=[send], approval=AUTO)
     assert result.status is RunStatus.STEP_FAILED
     assert len(calls) == 1
     finals = [e for e in journal.of_kind("observation") if e.final]
@@ -66,7 +66,7 @@ def test_an_idempotent_side_effecting_tool_is_retried(run_task):
             raise ConnectionError("blip")
         return "stored"
 
-    result, _ = run_task(make_task([_step("put", retries=2)]), tools=[put], approval=ApprovalPolicy.AUTO)
+    result, _ = run_task(make_task([_step("put", retries=2)]), tools=[put], approval=AUTO)
     assert result.status is RunStatus.VERIFIED
     assert len(calls) == 2
 
@@ -92,7 +92,7 @@ def test_a_timed_out_side_effecting_call_is_not_started_again_while_it_runs(run_
             running.release()
 
     result, _ = run_task(
-        make_task([_step("upload", retries=1, timeout=0.1)]), tools=[upload], approval=ApprovalPolicy.AUTO
+        make_task([_step("upload", retries=1, timeout=0.1)]), tools=[upload], approval=AUTO
     )
     assert overlaps == []
     assert result.values == {"s": "uploaded"}
@@ -110,7 +110,7 @@ def test_a_side_effecting_call_that_never_ends_is_given_up(run_task):
 
     try:
         result, journal = run_task(
-            make_task([_step("hang", retries=1, timeout=0.1)]), tools=[hang], approval=ApprovalPolicy.AUTO
+            make_task([_step("hang", retries=1, timeout=0.1)]), tools=[hang], approval=AUTO
         )
     finally:
         release.set()

@@ -1,6 +1,5 @@
 """Numbers are never misread: every value reaches `calculate` as the value itself."""
 
-import math
 from fractions import Fraction
 
 import pytest
@@ -87,7 +86,9 @@ def _same(result, expected):
     return difference <= Fraction(1, 10**12) * max(abs(Fraction(expected)), abs(Fraction(result)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(magnitude=st.one_of(FLOATS, INTEGERS), unit=st.sampled_from(UNITS))
 def test_any_value_passes_through_a_reference_unchanged(tmp_path_factory, magnitude, unit):
     """A step's value, whatever its size or unit, reaches calculate as itself, via the engine."""
@@ -118,7 +119,11 @@ def test_inputs_in_scientific_notation_and_minutes_run(run_task):
     """20 PB in bytes (>= 1e16), an input of 0.00001 and a value in minutes: a correct plan runs."""
     task = make_task(
         [
-            {"id": "bytes", "tool": "unit_convert", "args": {"value": "${inputs.data}", "to_unit": "B"}},
+            {
+                "id": "bytes",
+                "tool": "unit_convert",
+                "args": {"value": "${inputs.data}", "to_unit": "B"},
+            },
             {
                 "id": "kept",
                 "tool": "calculate",
@@ -163,4 +168,3 @@ def test_a_check_with_equality_holds_for_float_noise(run_task):
     )
     result, _ = run_task(task)
     assert result.status is RunStatus.VERIFIED, result.verdicts
-

@@ -129,6 +129,7 @@ def test_a_custom_tool_states_how_its_result_is_checked_backwards(run_task):
     task = make_task([{"id": "s", "tool": "square", "args": {"x": 3}}], answer="${s}")
     good, _ = run_task(task, tools=[square])
     assert good.status is RunStatus.VERIFIED
-    assert [v.description for v in good.verdicts if v.step == "s"] == ["sqrt(9.0) = 3.0, expected 3"]
+    descriptions = [v.description for v in good.verdicts if v.step == "s"]
+    assert descriptions == ["sqrt(9.0) = 3.0, expected 3"]
     bad, _ = run_task(task, tools=[bad_square])
     assert bad.status is RunStatus.UNVERIFIED

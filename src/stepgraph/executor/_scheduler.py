@@ -51,7 +51,8 @@ RETRY_BACKOFF_CAP_SECONDS = 8.0
 
 def retry_delay(failed_attempt: int) -> float:
     """Seconds to wait before the attempt after `failed_attempt` (1 for the first)."""
-    return min(RETRY_BACKOFF_SECONDS * 2 ** (failed_attempt - 1), RETRY_BACKOFF_CAP_SECONDS)
+    delay: float = RETRY_BACKOFF_SECONDS * 2.0 ** (failed_attempt - 1)
+    return min(delay, RETRY_BACKOFF_CAP_SECONDS)
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""Tools: the @tool decorator, the registry, the built-ins `calculate` and `unit_convert`
-with their reverse checks, and (in `stepgraph.tools.expression`) the expression language.
+"""Tools: the @tool decorator, the registry, and the built-ins with their reverse checks.
+
+The expression language of `calculate` is the public module `stepgraph.tools.expression`.
 """
 
 from stepgraph.tools._builtins import BUILTIN_TOOLS, QuantityLike, calculate, unit_convert

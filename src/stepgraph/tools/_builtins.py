@@ -100,7 +100,7 @@ def _infer_unit_convert(args: dict[str, Any]) -> Any:
         return UNKNOWN  # a wrong type, reported by the schema check
     source = parse_unit(from_unit) if isinstance(from_unit, str) and from_unit else None
     if isinstance(given, Quantity):
-        if source is not None and not compatible(given, from_unit):
+        if source is not None and not compatible(given, str(from_unit)):
             raise UnitError(f"value {format_value(given)} does not match from_unit '{from_unit}'")
         convert(given, to_unit)  # raises with both dimensions named
     elif source is not None:

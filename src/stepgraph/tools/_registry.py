@@ -35,7 +35,7 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
     parsed = docstring_parser.parse(doc, style=docstring_parser.DocstringStyle.GOOGLE)
     text = "\n\n".join(part for part in (parsed.short_description, parsed.long_description) if part)
     paragraphs = [" ".join(part.split()) for part in text.split("\n\n") if part.strip()]
-    arg_docs = {param.arg_name: " ".join((param.description or "").split()) for param in parsed.params}
+    arg_docs = {p.arg_name: " ".join((p.description or "").split()) for p in parsed.params}
     return "\n\n".join(paragraphs), arg_docs
 
 

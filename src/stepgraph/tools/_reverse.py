@@ -35,7 +35,7 @@ def _verdict(step: str, passed: bool, description: str, **values: Any) -> Verdic
 
 def _rounding_check(step: str, name: str, n: Any, a: Any, b: Any) -> Verdict:
     # One more or one fewer in the result's own unit: ceil(5 GB / (2 MB/s)) is in seconds.
-    one = quantity(1, n.units) if isinstance(n, pint.Quantity) else 1
+    one = quantity(1, str(n.units)) if isinstance(n, pint.Quantity) else 1
     if name == "ceil":
         passed = _at_least(n * b, a, TOLERANCE) and not _at_least((n - one) * b, a, TOLERANCE)
         text = f"ceil: {format_value(n)} x {format_value(b)} >= {format_value(a)}"

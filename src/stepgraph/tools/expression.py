@@ -328,9 +328,7 @@ def parse(text: str, bindings: Mapping[str, Any] | None = None) -> Parsed:
     except (RecursionError, MemoryError, ValueError) as e:  # deeply nested or NUL bytes
         raise CalculationError("invalid expression syntax: too deeply nested") from e
     bindings = bindings or {}
-    names = {
-        name: bindings[ref.text] for name, ref in references.items() if ref.text in bindings
-    }
+    names = {name: bindings[ref.text] for name, ref in references.items() if ref.text in bindings}
     return Parsed(tree, names, references)
 
 
@@ -344,10 +342,8 @@ def check_syntax(text: str) -> None:
         elif isinstance(node, ast.Constant):
             evaluator._constant(node)
         elif isinstance(node, ast.Call) and (
-            not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS
+            not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords
         ):
-            evaluator._eval_call(node)
-        elif isinstance(node, ast.Call) and node.keywords:
             evaluator._eval_call(node)
         elif isinstance(node, ast.Name) and not _is_call_target(parsed.tree, node):
             evaluator._name(node)

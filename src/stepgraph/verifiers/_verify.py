@@ -21,8 +21,9 @@ def verify(
     inputs: Mapping[str, Any],
     tools: ToolRegistry | None = None,
 ) -> list[Verdict]:
-    """Check each step backwards with its tool's reverse hook, evaluate the declared checks,
-    and confirm each `expect_unit`; `tools` defaults to the built-ins.
+    """Check each step backwards, evaluate the declared checks, confirm each `expect_unit`.
+
+    Each step is checked by its tool's own reverse hook; `tools` defaults to the built-ins.
     """
     tools = tools if tools is not None else default_registry()
     verdicts: list[Verdict] = []
