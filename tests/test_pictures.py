@@ -27,7 +27,7 @@ def test_show_tells_the_run_in_order(tmp_path):
         "from planner: 4 steps",
         "approved by",
         "[rate] action: unit_convert",
-        "[rate] observation: 56.25 MB / s",
+        "[rate] observation: 56.25 MB/s",
         "[nights] observation: 2",
         "FAIL check",
         "repair round 1",

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from stepgraph.journal import Journal
-from stepgraph.units import Quantity, decode_value, format_value
+from stepgraph.units import Quantity, decode_value, display_data, format_value
 
 
 def _value(data: Any) -> str:
@@ -17,11 +17,14 @@ def _value(data: Any) -> str:
 
 
 def _argument(data: Any) -> str:
-    """Quantities as people write them (450 Mbps), everything else as JSON."""
+    """Quantities as people write them (450 Mbps), everything else as JSON (no float noise).
+
+    JSON rather than `format_value` for numbers: ``x=2,500`` would read as two arguments.
+    """
     value = decode_value(data)
-    return (
-        format_value(value) if isinstance(value, Quantity) else json.dumps(data, ensure_ascii=False)
-    )
+    if isinstance(value, Quantity):
+        return format_value(value)
+    return json.dumps(display_data(value), ensure_ascii=False)
 
 
 def _line(event: str, data: dict[str, Any]) -> Text | None:  # one branch per event kind

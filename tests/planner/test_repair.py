@@ -79,7 +79,7 @@ def test_a_failed_step_is_repaired(tmp_path):
 
     result, journal, model = run([plan("main"), plan("primary")], tmp_path, tools=[lookup_rate])
     assert result.status is RunStatus.VERIFIED
-    assert result.answer == "56.25 MB / s"
+    assert result.answer == "56.25 MB/s"
     assert calls == ["main", "primary"]
     assert (
         "step 'rate_text' failed: LookupError: no link named 'main'"

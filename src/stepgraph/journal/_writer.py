@@ -1,17 +1,22 @@
-"""Writing the journal: one JSON line per event, through structlog, flushed per event."""
+"""Writing the journal: one JSON line per event, through structlog, flushed per event.
+
+Every field is put in its lossless JSON form (`encode_value`) before it is rendered:
+integers beyond 64 bits, NaN and infinities survive the round trip, and a value that
+is not plain data is refused instead of being written as its repr.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 import structlog
 
-from stepgraph.exceptions import JournalError
+from stepgraph.exceptions import JournalError, StepgraphError
 from stepgraph.units import encode_value
 
 JOURNAL_VERSION = 1
@@ -20,9 +25,16 @@ Listener = Callable[[dict[str, Any]], None]
 EventDict = MutableMapping[str, Any]
 
 
-def _json_default(value: Any) -> Any:
-    encoded = encode_value(value)
-    return str(value) if encoded is value else encoded
+def _encode_fields(_: Any, __: str, event_dict: EventDict) -> EventDict:
+    for key, value in event_dict.items():
+        event_dict[key] = encode_value(value)
+    return event_dict
+
+
+def _refuse(value: Any) -> Any:
+    # structlog's default fallback writes repr(value); after `_encode_fields` nothing
+    # unknown is left, and if something were, a silent repr is the worst outcome.
+    raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
 class _LineWriter:
@@ -60,6 +72,7 @@ class JournalWriter:
         self._lock = threading.Lock()
         self._seq = start_seq  # a resumed run appends after the events already there
         self._batch_depth = 0
+        self._failure: str | None = None  # set once a write failed; the file is unusable
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file: IO[bytes] = path.open("ab")
@@ -68,11 +81,12 @@ class JournalWriter:
         self._logger = structlog.wrap_logger(
             _LineWriter(self._file),
             processors=[
+                _encode_fields,  # first: a refused value leaves no gap in `seq`
                 self._add_seq,
                 structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
-                self._notify,
+                self._notify,  # listeners see what the file holds
                 # orjson: the journal is on the scheduler's path, and it is 3-5x faster.
-                structlog.processors.JSONRenderer(serializer=orjson.dumps, default=_json_default),
+                structlog.processors.JSONRenderer(serializer=orjson.dumps, default=_refuse),
             ],
             context_class=dict,
         ).bind(run_id=run_id)
@@ -88,11 +102,34 @@ class JournalWriter:
         return event_dict
 
     def emit(self, event: str, *, step: str | None = None, **fields: Any) -> None:
-        """Write one event; outside a batch it is flushed to the file when this returns."""
+        """Write one event; outside a batch it is flushed to the file when this returns.
+
+        Raises:
+            JournalError: the file cannot be written (a full disk), now or earlier, or a
+                field is not plain data (nothing is written then).
+        """
         with self._lock:  # seq order and line order must agree
-            self._logger.info(event, step=step, **fields)
-            if not self._batch_depth:
-                self._file.flush()
+            self._check_usable()
+            try:
+                self._logger.info(event, step=step, **fields)
+                if not self._batch_depth:
+                    self._file.flush()
+            except OSError as e:
+                self._fail(e)
+            except StepgraphError as e:  # `encode_value` refused a field
+                where = f" of step '{step}'" if step else ""
+                raise JournalError(
+                    f"cannot write event '{event}'{where}: {e}", path=str(self.path)
+                ) from e
+
+    def _check_usable(self) -> None:
+        if self._failure is not None:
+            raise JournalError(self._failure, path=str(self.path))
+
+    def _fail(self, error: OSError) -> None:
+        """Remember that the file is unusable (a half-written line may be in it) and say why."""
+        self._failure = f"cannot write the journal: {error.strerror or error}"
+        raise JournalError(self._failure, path=str(self.path)) from error
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -104,19 +141,35 @@ class JournalWriter:
         finally:
             with self._lock:
                 self._batch_depth -= 1
-                if not self._batch_depth:
-                    self._file.flush()
+                if not self._batch_depth and self._failure is None:
+                    try:
+                        self._file.flush()
+                    except OSError as e:
+                        self._fail(e)
 
     def close(self) -> None:
-        """Close the file; later `emit` calls are an error."""
+        """Close the file; later `emit` calls are an error.
+
+        Raises:
+            JournalError: the last events could not be written (unless that was
+                already reported).
+        """
         with self._lock:
-            self._file.close()
+            try:
+                self._file.close()  # closes even when its final flush fails
+            except OSError as e:
+                if self._failure is None:
+                    self._fail(e)
 
     def __enter__(self) -> JournalWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with suppress(JournalError):  # the error on its way out matters more
+            self.close()
 
 
 class NullJournal:
