@@ -70,7 +70,8 @@ def test_a_line_that_is_not_an_event_is_reported(tmp_path):
     event = {"run_id": "r", "seq": 1, "ts": "2026-01-01T00:00:00Z", "event": "future.kind"}
     path.write_text(json.dumps(event) + '\n{"hello": 1}\n')
     journal = read_journal(path)
-    assert len(journal.events) == 1 and journal.problems[0].startswith("line 2: not a journal event")
+    assert len(journal.events) == 1
+    assert journal.problems[0].startswith("line 2: not a journal event")
 
 
 def test_model_exchanges_and_repairs_read_back_typed(tmp_path):
