@@ -184,9 +184,6 @@ def test_set_messages_describe_the_value_given(assignment, message):
     assert message in flat(result.output)
 
 
-@pytest.mark.xfail(
-    strict=False, reason="the journal writer cannot encode ints past 64 bits yet (being fixed)"
-)
 def test_a_huge_integer_set_value_does_not_end_in_an_internal_error(tmp_path):
     result = invoke(
         "run",
@@ -197,4 +194,5 @@ def test_a_huge_integer_set_value_does_not_end_in_an_internal_error(tmp_path):
         tmp_path / "j.jsonl",
     )
     assert "internal error" not in result.output
-    assert result.exit_code in (ExitCode.OK, ExitCode.STEP_FAILED, ExitCode.UNVERIFIED)
+    # accepted (the number is exact) or refused with a message; either way not a crash
+    assert result.exit_code in (ExitCode.OK, ExitCode.INVALID), result.output
