@@ -7,6 +7,7 @@ import hashlib
 import json
 import time
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,17 @@ from stepgraph.approval import (
     now,
     plan_view,
 )
-from stepgraph.exceptions import ApprovalError, PlanningError, PlanValidationError, StepgraphError
+from stepgraph.exceptions import (
+    ApprovalError,
+    JournalError,
+    PlanningError,
+    PlanValidationError,
+    StepgraphError,
+)
 from stepgraph.executor import Execution, execute, plan_diff, step_signatures, validate_plan
 from stepgraph.journal import JOURNAL_VERSION, JournalWriter
-from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict
-from stepgraph.references import ReferenceError_, resolve
+from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict, VerdictKind
+from stepgraph.references import ReferenceError_, find_references, lookup, resolve
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_value
 from stepgraph.verifiers import trace_answer, verify
@@ -100,6 +107,10 @@ class RunSession:
         except KeyboardInterrupt:
             self._end("interrupted")
             raise
+        except JournalError:
+            with suppress(JournalError):  # on a full disk `run.end` cannot be written either
+                self._end("error")
+            raise
         except StepgraphError:
             self._end("error")
             raise
@@ -157,7 +168,7 @@ class RunSession:
             if approved is None:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
             plan = approved
-        answer, answer_verdict = self._answer(plan, execution)
+        answer, answer_verdict = self._answer(plan, execution, verdicts)
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
             self._journal_verdicts([answer_verdict])
@@ -189,7 +200,13 @@ class RunSession:
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared
-        graph = validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+        graph = validate_plan(
+            plan,
+            prepared.tools,
+            prepared.inputs,
+            prepared.extra_checks,
+            answer=prepared.task.answer,  # the task's template replaces the plan's
+        )
         signatures = step_signatures(graph)
         if prior is not None:  # a resumed run: what settled before the crash counts as done
             for sid, value in prior.values.items():
@@ -279,7 +296,13 @@ class RunSession:
                 self._decided("plan.rejected", plan, who=decision.who, how="person")
                 return None
             if decision.action == "edit" and decision.plan is not None:
-                validate_plan(decision.plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+                validate_plan(
+                    decision.plan,
+                    prepared.tools,
+                    prepared.inputs,
+                    prepared.extra_checks,
+                    answer=prepared.task.answer,
+                )
                 self.journal.emit(
                     "plan.edited",
                     who=decision.who,
@@ -316,18 +339,32 @@ class RunSession:
             plan_hash=plan.plan_hash(),
         )
 
-    def _answer(self, plan: StepGraph, execution: Execution) -> tuple[str, Verdict | None]:
+    def _answer(
+        self, plan: StepGraph, execution: Execution, verdicts: list[Verdict]
+    ) -> tuple[str, Verdict | None]:
+        """The answer, or ``no answer: ...`` saying what is missing.
+
+        No answer is made up from failed steps or failed verifications. A template that
+        cannot be rendered adds a failed `answer` verdict, so such a run is never verified.
+        """
         template = self.prepared.task.answer or plan.answer
         scope = {"inputs": self.prepared.inputs, **execution.values}
+        rendered: Any = None
         if template:
             try:
                 rendered = resolve(template, scope)
-                return (rendered if isinstance(rendered, str) else format_value(rendered)), None
-            except ReferenceError_ as e:
-                return f"(no answer: {e})", None
+            except ReferenceError_:
+                return _no_answer(self._missing(template, scope, plan, execution))
+        problems = _failures(execution, verdicts)
+        if problems:  # the status already says it failed; the answer says why
+            return f"no answer: {'; '.join(problems)}", None
+        if template:
+            return (rendered if isinstance(rendered, str) else format_value(rendered)), None
         planner = self.engine.planner
-        if planner is None or not execution.values:
+        if planner is None:  # every step ran and verified: name the plan's final value
             last = [step.id for step in plan.steps if step.id in execution.values][-1:]
+            if not last:
+                return _no_answer("the plan produced no value to answer with")
             return "; ".join(f"{s} = {format_value(execution.values[s])}" for s in last), None
         text = planner.answer(self.prepared.task.goal, execution.values, self.journal)
         sources = {
@@ -335,6 +372,31 @@ class RunSession:
             **{f"inputs.{k}": v for k, v in self.prepared.inputs.items()},
         }
         return text, trace_answer(text, sources)
+
+    @staticmethod
+    def _missing(
+        template: str, scope: dict[str, Any], plan: StepGraph, execution: Execution
+    ) -> str:
+        """Why each reference of the template has no value."""
+        steps = {step.id for step in plan.steps}
+        reasons: list[str] = []
+        for reference in find_references(template):
+            name = reference.step
+            if name in execution.failed:
+                reason = f"step '{name}' failed: {execution.failed[name]}"
+            elif name in execution.skipped:
+                reason = f"step '{name}' was skipped: {execution.skipped[name]}"
+            elif name not in scope and name not in steps:
+                reason = f"{reference.text}: the plan has no step '{name}'"
+            else:
+                try:
+                    lookup(reference, scope)
+                    continue
+                except ReferenceError_ as e:
+                    reason = str(e)
+            if reason not in reasons:
+                reasons.append(reason)
+        return "; ".join(reasons) or "the answer template cannot be rendered"
 
     def _result(
         self,
@@ -349,8 +411,11 @@ class RunSession:
             run_id=self.journal.run_id,
             task=self.prepared.task.name,
             status=status,
-            values=execution.values,
+            # Values count as results only when verified; else they are kept apart.
+            values=execution.values if status is RunStatus.VERIFIED else {},
+            unverified_values={} if status is RunStatus.VERIFIED else execution.values,
             observations=execution.observations,
+            failed=execution.failed,
             skipped=execution.skipped,
             verdicts=verdicts,
             answer=answer,
@@ -362,6 +427,11 @@ class RunSession:
     def _end(self, status: str) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
         self.journal.emit("run.end", status=status, duration_ms=elapsed)
+
+
+def _no_answer(reason: str) -> tuple[str, Verdict]:
+    text = f"no answer: {reason}"
+    return text, Verdict(kind=VerdictKind.ANSWER, passed=False, description=text)
 
 
 def _failures(execution: Execution, verdicts: list[Verdict]) -> list[str]:

@@ -188,13 +188,29 @@ class RunResult(BaseModel):
     run_id: str = Field(description="Unique id of the run, also in every journal event.")
     task: str = Field(description="Name of the task.")
     status: RunStatus = Field(
-        description="verified only when every step ran and every verdict passed."
+        description="verified only when every step ran, every verdict passed and there is "
+        "an answer."
     )
-    values: dict[str, Any] = Field(default_factory=dict, description="Final value of each step.")
+    values: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Final value of each step, only when the run is verified; otherwise empty "
+        "and the values are under unverified_values.",
+    )
+    unverified_values: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Values the steps produced in a run that is not verified (a step failed, "
+        "a verification failed, no answer): for diagnosis only, never an answer.",
+    )
     observations: list[Observation] = Field(default_factory=list, description="Every attempt.")
+    failed: dict[str, str] = Field(
+        default_factory=dict, description="Steps that failed, with the error of their last attempt."
+    )
     skipped: dict[str, str] = Field(default_factory=dict, description="Skipped steps and why.")
     verdicts: list[Verdict] = Field(default_factory=list, description="Every re-verification.")
-    answer: str | None = Field(None, description="The rendered answer.")
+    answer: str | None = Field(
+        None,
+        description="The rendered answer; when there is none, 'no answer: ' and what is missing.",
+    )
     journal: str | None = Field(None, description="Path of the journal file.")
     plan: StepGraph | None = Field(None, description="The plan that ran last (after repairs).")
     reused: list[str] = Field(
@@ -213,17 +229,24 @@ class RunResult(BaseModel):
         """Return self when verified; else raise what went wrong, for scripts that must stop.
 
         Raises:
-            StepExecutionError: a step failed (the first one, with its error).
+            StepExecutionError: a step failed: the first step that failed for good, with
+                the error of its last attempt (others are named in the message).
             VerificationError: every step ran but a verdict failed (all of them listed).
             ApprovalError: the plan was not run.
         """
         from stepgraph.exceptions import ApprovalError, StepExecutionError, VerificationError
 
         if self.status is RunStatus.STEP_FAILED:
-            failed = next((o for o in self.observations if not o.ok), None)
-            step = failed.step if failed else next(iter(self.skipped), "?")
-            error = failed.error if failed else self.skipped.get(step, "skipped")
-            raise StepExecutionError(error or "failed", step=step, run_id=self.run_id)
+            failed = self.failed or self._finally_failed()
+            if not failed:
+                step = next(iter(self.skipped), "?")
+                raise StepExecutionError(
+                    self.skipped.get(step, "skipped"), step=step, run_id=self.run_id
+                )
+            step, error = next(iter(failed.items()))
+            others = [name for name in failed if name != step]
+            also = f" (also failed: {', '.join(others)})" if others else ""
+            raise StepExecutionError((error or "failed") + also, step=step, run_id=self.run_id)
         if self.status is RunStatus.UNVERIFIED:
             failures = "; ".join(v.description for v in self.verdicts if not v.passed)
             raise VerificationError(f"verification failed: {failures}", run_id=self.run_id)
@@ -231,12 +254,23 @@ class RunResult(BaseModel):
             raise ApprovalError("the plan was not run", run_id=self.run_id)
         return self
 
+    def _finally_failed(self) -> dict[str, str]:
+        """Steps whose last attempt failed, from the observations (for results built by hand)."""
+        last = {observation.step: observation for observation in self.observations}
+        return {step: o.error or "failed" for step, o in last.items() if not o.ok}
+
     def to_json(self) -> str:
-        """Serialise for scripts; quantities become ``{"$quantity": [magnitude, units]}``."""
+        """Serialise for scripts, numbers as people read them (12 significant digits).
+
+        Quantities become ``{"$quantity": [magnitude, "unit"]}``, NaN and infinities
+        ``{"$float": "nan"}``, integers beyond 64 bits ``{"$int": "digits"}``
+        (`stepgraph.units.decode_value` reads them back). The journal keeps exact values.
+        """
         from stepgraph.units import encode_value
 
         data = self.model_dump(mode="python")
-        data["values"] = encode_value(data["values"])
+        for name in ("values", "unverified_values"):
+            data[name] = encode_value(data[name], display=True)
         for observation in data["observations"]:
-            observation["value"] = encode_value(observation["value"])
+            observation["value"] = encode_value(observation["value"], display=True)
         return json.dumps(data, indent=2, default=str)

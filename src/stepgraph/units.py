@@ -15,6 +15,7 @@ import json
 import math
 import re
 import threading
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
 
@@ -134,9 +135,20 @@ def normalize(value: Any) -> Any:
     """Reduce a quantity: dimensionless becomes a plain number, mixed units are combined."""
     if not isinstance(value, pint.Quantity):
         return value
-    if value.dimensionless:
-        magnitude = value.to("dimensionless").magnitude
-        return magnitude
+    # Decided on the unit alone: converting a magnitude beyond float range (a 4,000-bit
+    # integer) through a float factor overflows, and most values need no conversion.
+    units = value.units
+    if units.dimensionless:
+        factor = registry().Quantity(1, units).to("dimensionless").magnitude
+        magnitude = value.magnitude
+        if factor == 1:
+            return magnitude
+        if isinstance(magnitude, int) and isinstance(factor, float):  # 2**4000 %: exactly
+            exact = Fraction(magnitude) * Fraction(factor)
+            return int(exact) if exact.denominator == 1 else float(exact)
+        return magnitude * factor
+    if len(units._units) == 1:  # one unit: nothing to combine
+        return value
     return value.to_reduced_units()
 
 
