@@ -42,8 +42,10 @@ def test_an_answer_that_needs_a_failed_step_says_so(run_task):
     )
     result, journal = run_task(task, tools=[lookup])
     assert result.status is RunStatus.STEP_FAILED and not result.verified
-    assert result.answer.startswith("no answer: step 'twice' was skipped: depends on 'n'")
-    assert "no entry named 'missing'" in result.answer
+    assert result.answer == (
+        "no answer: step 'twice' was skipped: step 'n' failed: "
+        "LookupError: no entry named 'missing'"
+    )
     assert journal.of_kind("answer")[0].text == result.answer
     assert result.values == {}  # nothing is passed off as a result
     assert result.unverified_values == {"other": 42}
@@ -51,10 +53,20 @@ def test_an_answer_that_needs_a_failed_step_says_so(run_task):
     assert data["values"] == {} and data["unverified_values"] == {"other": 42}
 
 
-def test_an_answer_naming_the_failed_step_itself(run_task):
-    task = make_task([{"id": "n", "tool": "lookup", "args": {"name": "x"}}], answer="${n}")
+def test_an_answer_names_each_failure_once(run_task):
+    task = make_task(
+        [
+            {"id": "n", "tool": "lookup", "args": {"name": "x"}},
+            {"id": "m", "tool": "calculate", "args": {"expression": "${n} + 1"}},
+        ],
+        answer="${m} and ${n}",
+    )
     result, _ = run_task(task, tools=[lookup])
-    assert result.answer == "no answer: step 'n' failed: LookupError: no entry named 'x'"
+    assert result.answer == (
+        "no answer: step 'm' was skipped: step 'n' failed: LookupError: no entry named 'x'; "
+        "step 'n' failed"
+    )
+    assert [v for v in result.verdicts if not v.passed] == []  # the status says it failed
 
 
 def test_an_answer_that_cannot_be_rendered_is_never_verified(run_task):

@@ -11,6 +11,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import networkx as nx
+
 from stepgraph.approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
@@ -27,7 +29,14 @@ from stepgraph.exceptions import (
     PlanValidationError,
     StepgraphError,
 )
-from stepgraph.executor import Execution, execute, plan_diff, step_signatures, validate_plan
+from stepgraph.executor import (
+    Execution,
+    build_graph,
+    execute,
+    plan_diff,
+    step_signatures,
+    validate_plan,
+)
 from stepgraph.journal import JOURNAL_VERSION, JournalWriter
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict, VerdictKind
 from stepgraph.references import ReferenceError_, find_references, lookup, resolve
@@ -345,18 +354,20 @@ class RunSession:
         """The answer, or ``no answer: ...`` saying what is missing.
 
         No answer is made up from failed steps or failed verifications. A template that
-        cannot be rendered adds a failed `answer` verdict, so such a run is never verified.
+        cannot be rendered although nothing failed adds a failed `answer` verdict, so
+        such a run is never verified.
         """
         template = self.prepared.task.answer or plan.answer
         scope = {"inputs": self.prepared.inputs, **execution.values}
+        problems = _failures(execution, verdicts)  # non-empty: the status already says so
         rendered: Any = None
         if template:
             try:
                 rendered = resolve(template, scope)
             except ReferenceError_:
-                return _no_answer(self._missing(template, scope, plan, execution))
-        problems = _failures(execution, verdicts)
-        if problems:  # the status already says it failed; the answer says why
+                text = f"no answer: {_missing(template, scope, plan, execution)}"
+                return text, None if problems else _failed_answer(text)
+        if problems:
             return f"no answer: {'; '.join(problems)}", None
         if template:
             return (rendered if isinstance(rendered, str) else format_value(rendered)), None
@@ -364,7 +375,8 @@ class RunSession:
         if planner is None:  # every step ran and verified: name the plan's final value
             last = [step.id for step in plan.steps if step.id in execution.values][-1:]
             if not last:
-                return _no_answer("the plan produced no value to answer with")
+                text = "no answer: the plan produced no value to answer with"
+                return text, _failed_answer(text)
             return "; ".join(f"{s} = {format_value(execution.values[s])}" for s in last), None
         text = planner.answer(self.prepared.task.goal, execution.values, self.journal)
         sources = {
@@ -372,31 +384,6 @@ class RunSession:
             **{f"inputs.{k}": v for k, v in self.prepared.inputs.items()},
         }
         return text, trace_answer(text, sources)
-
-    @staticmethod
-    def _missing(
-        template: str, scope: dict[str, Any], plan: StepGraph, execution: Execution
-    ) -> str:
-        """Why each reference of the template has no value."""
-        steps = {step.id for step in plan.steps}
-        reasons: list[str] = []
-        for reference in find_references(template):
-            name = reference.step
-            if name in execution.failed:
-                reason = f"step '{name}' failed: {execution.failed[name]}"
-            elif name in execution.skipped:
-                reason = f"step '{name}' was skipped: {execution.skipped[name]}"
-            elif name not in scope and name not in steps:
-                reason = f"{reference.text}: the plan has no step '{name}'"
-            else:
-                try:
-                    lookup(reference, scope)
-                    continue
-                except ReferenceError_ as e:
-                    reason = str(e)
-            if reason not in reasons:
-                reasons.append(reason)
-        return "; ".join(reasons) or "the answer template cannot be rendered"
 
     def _result(
         self,
@@ -429,9 +416,48 @@ class RunSession:
         self.journal.emit("run.end", status=status, duration_ms=elapsed)
 
 
-def _no_answer(reason: str) -> tuple[str, Verdict]:
-    text = f"no answer: {reason}"
-    return text, Verdict(kind=VerdictKind.ANSWER, passed=False, description=text)
+def _failed_answer(text: str) -> Verdict:
+    return Verdict(kind=VerdictKind.ANSWER, passed=False, description=text)
+
+
+def _missing(template: str, scope: dict[str, Any], plan: StepGraph, execution: Execution) -> str:
+    """Why the template's references have no value, each failed step's error said once."""
+    graph = build_graph(plan.steps)
+    said: set[str] = set()
+    reasons: list[str] = []
+    for reference in find_references(template):
+        name = reference.step
+        if name in execution.failed:
+            error = "" if name in said else f": {execution.failed[name]}"
+            reason = f"step '{name}' failed{error}"
+            said.add(name)
+        elif name in execution.skipped:
+            upstream = _failed_upstream(graph, name, execution)
+            if not upstream:
+                reason = f"step '{name}' was skipped: {execution.skipped[name]}"
+            elif upstream in said:
+                reason = f"step '{name}' was skipped (step '{upstream}' failed)"
+            else:
+                said.add(upstream)
+                error = execution.failed[upstream]
+                reason = f"step '{name}' was skipped: step '{upstream}' failed: {error}"
+        elif name not in scope and name not in graph:
+            reason = f"{reference.text}: the plan has no step '{name}'"
+        else:
+            try:
+                lookup(reference, scope)
+                continue
+            except ReferenceError_ as e:
+                reason = str(e)
+        if reason not in reasons:
+            reasons.append(reason)
+    return "; ".join(reasons) or "the answer template cannot be rendered"
+
+
+def _failed_upstream(graph: nx.DiGraph, step: str, execution: Execution) -> str:
+    """The first failed step (in plan order) that a skipped step depends on."""
+    ancestors = nx.ancestors(graph, step)
+    return next((name for name in execution.failed if name in ancestors), "")
 
 
 def _failures(execution: Execution, verdicts: list[Verdict]) -> list[str]:
