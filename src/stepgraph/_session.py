@@ -254,6 +254,7 @@ class RunSession:
             execution.actions,
             [*plan.checks, *prepared.extra_checks],
             prepared.inputs,
+            prepared.tools,
         )
         self._journal_verdicts(verdicts)
         return execution, verdicts

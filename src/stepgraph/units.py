@@ -131,25 +131,45 @@ def convert(value: Any, unit: str) -> Any:
         ) from e
 
 
+@lru_cache(maxsize=1024)
+def _reduction(units: pint.Unit) -> tuple[Any, Any]:
+    """The factor and unit a quantity in `units` reduces to (None: a plain number)."""
+    if units.dimensionless:
+        return registry().Quantity(1, units).to("dimensionless").magnitude, None
+    reduced = registry().Quantity(1, units).to_reduced_units()
+    return reduced.magnitude, reduced.units
+
+
+def _scale(magnitude: Any, factor: Any, units: Any) -> Any:
+    if factor == 1:
+        return magnitude
+    if isinstance(magnitude, int) and isinstance(factor, float):  # 2**4000 %: exactly
+        exact = Fraction(magnitude) * Fraction(repr(factor))  # '0.01' is exactly 1/100
+        if exact.denominator == 1:
+            return int(exact)
+        try:
+            return float(exact)
+        except OverflowError:
+            raise UnitError(
+                f"a {magnitude.bit_length()}-bit number of {units} is too large "
+                "to express in reduced units"
+            ) from None
+    return magnitude * factor
+
+
 def normalize(value: Any) -> Any:
     """Reduce a quantity: dimensionless becomes a plain number, mixed units are combined."""
     if not isinstance(value, pint.Quantity):
         return value
     # Decided on the unit alone: converting a magnitude beyond float range (a 4,000-bit
     # integer) through a float factor overflows, and most values need no conversion.
-    units = value.units
-    if units.dimensionless:
-        factor = registry().Quantity(1, units).to("dimensionless").magnitude
-        magnitude = value.magnitude
-        if factor == 1:
-            return magnitude
-        if isinstance(magnitude, int) and isinstance(factor, float):  # 2**4000 %: exactly
-            exact = Fraction(magnitude) * Fraction(factor)
-            return int(exact) if exact.denominator == 1 else float(exact)
-        return magnitude * factor
-    if len(units._units) == 1:  # one unit: nothing to combine
+    factor, reduced = _reduction(value.units)
+    magnitude = _scale(value.magnitude, factor, value.units)
+    if reduced is None:
+        return magnitude
+    if reduced == value.units and factor == 1:
         return value
-    return value.to_reduced_units()
+    return registry().Quantity(magnitude, reduced)
 
 
 # --- Numbers and units for people ------------------------------------------------
@@ -295,7 +315,7 @@ def format_pair(left: Any, right: Any) -> tuple[str, str]:
         larger = a if abs(a.to(b.units).magnitude) >= abs(b.magnitude) else b
         unit = _readable_unit(larger)
         return format_value(a.to(unit)), format_value(b.to(unit))
-    except (TypeError, ValueError, pint.PintError):  # not numbers after all: say them as they are
+    except (TypeError, ValueError, ArithmeticError, pint.PintError):  # say them as they are
         return format_value(left), format_value(right)
 
 

@@ -26,7 +26,7 @@ from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_, resolve
 from stepgraph.tools import ToolRegistry
 from stepgraph.tools.expression import Expression, bind
-from stepgraph.units import convert
+from stepgraph.units import check_data, convert
 
 
 @dataclass
@@ -222,12 +222,16 @@ class Scheduler:
         step = attempt.step
         error = future.exception()
         if error is None:
+            value = future.result()
             try:
-                value = future.result()
-                if step.expect_unit is not None:
-                    value = convert(value, step.expect_unit)
+                check_data(value)  # a socket or a lambda is no value to pass on or journal
             except StepgraphError as e:
-                error = NonRetryableError(f"expect_unit '{step.expect_unit}': {e}")
+                error = NonRetryableError(f"tool '{step.tool}' returned {e}")
+            if error is None and step.expect_unit is not None:
+                try:
+                    value = convert(value, step.expect_unit)
+                except StepgraphError as e:
+                    error = NonRetryableError(f"expect_unit '{step.expect_unit}': {e}")
         if error is not None:
             retry = not isinstance(error, NonRetryableError) and self._may_retry(attempt)
             self._record_failure(step, attempt.number, attempt.started, error, final=not retry)

@@ -6,6 +6,7 @@ Each tool states its own reverse check (`@tool(reverse=...)`); these are the bui
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,15 @@ import pint
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Verdict, VerdictKind
 from stepgraph.tools.expression import TOLERANCE, Expression, close, evaluate_node, parse
-from stepgraph.units import convert, format_value, normalize, parse_quantity, parse_unit, quantity
+from stepgraph.units import (
+    convert,
+    format_pair,
+    format_value,
+    normalize,
+    parse_quantity,
+    parse_unit,
+    quantity,
+)
 
 
 def _at_least(left: Any, right: Any, tolerance: float) -> bool:
@@ -36,17 +45,32 @@ def _verdict(step: str, passed: bool, description: str, **values: Any) -> Verdic
 def _rounding_check(step: str, name: str, n: Any, a: Any, b: Any) -> Verdict:
     # One more or one fewer in the result's own unit: ceil(5 GB / (2 MB/s)) is in seconds.
     one = quantity(1, str(n.units)) if isinstance(n, pint.Quantity) else 1
+    covered = normalize(n * b)
     if name == "ceil":
-        passed = _at_least(n * b, a, TOLERANCE) and not _at_least((n - one) * b, a, TOLERANCE)
-        text = f"ceil: {format_value(n)} x {format_value(b)} >= {format_value(a)}"
-        text += " and one fewer falls short"
+        fewer = normalize((n - one) * b)
+        passed = _at_least(covered, a, TOLERANCE) and not _at_least(fewer, a, TOLERANCE)
+        shown, total = format_pair(covered, a)
+        text = (
+            f"ceil: {format_value(n)} x {format_value(b)} = {shown} >= {total}, "
+            f"and one fewer ({format_pair(fewer, a)[0]}) falls short"
+        )
     else:
-        passed = _at_least(a, n * b, TOLERANCE) and not _at_least(a, (n + one) * b, TOLERANCE)
-        text = f"floor: {format_value(n)} x {format_value(b)} <= {format_value(a)}"
-        text += " and one more exceeds it"
+        more = normalize((n + one) * b)
+        passed = _at_least(a, covered, TOLERANCE) and not _at_least(a, more, TOLERANCE)
+        shown, total = format_pair(covered, a)
+        text = (
+            f"floor: {format_value(n)} x {format_value(b)} = {shown} <= {total}, "
+            f"and one more ({format_pair(more, a)[0]}) exceeds it"
+        )
     return _verdict(step, passed, text, result=n, numerator=a, denominator=b)
 
 
+_OPERATIONS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Div: operator.truediv,
+    ast.Mult: operator.mul,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+}
 _INVERSES: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Div: ("x", lambda result, right: result * right),
     ast.Mult: ("/", lambda result, right: result / right),
@@ -76,12 +100,23 @@ def reverse_calculate(step: str, expression: Any, result: Any) -> Verdict | None
         left, right = evaluate_node(node.left, parsed), evaluate_node(node.right, parsed)
         if isinstance(node.op, ast.Mult) and normalize(right) == 0:
             return None
-        back = normalize(inverse(result, right))
+        try:
+            back = normalize(inverse(result, right))
+        except OverflowError:  # integers too large to divide into a float: check forwards
+            forward = normalize(_OPERATIONS[type(node.op)](left, right))
+            shown, expected = format_pair(forward, result)
+            return _verdict(
+                step,
+                close(forward, result),
+                f"recomputed forwards (too large to undo): {shown}, expected {expected}",
+                result=result,
+                recomputed=forward,
+            )
+        shown, expected = format_pair(back, left)
         return _verdict(
             step,
             close(back, left),
-            f"{format_value(result)} {symbol} {format_value(right)} = {format_value(back)}, "
-            f"expected {format_value(left)}",
+            f"{format_value(result)} {symbol} {format_value(right)} = {shown}, expected {expected}",
             result=result,
             operand=right,
             recomputed=back,
@@ -102,11 +137,14 @@ def reverse_convert(step: str, args: dict[str, Any], result: Any) -> Verdict:
         passed = close(back, original)
     except StepgraphError:
         back, passed = None, False
+    if back is None:
+        shown, expected = "impossible", format_value(original)
+    else:
+        shown, expected = format_pair(back, original)
     return _verdict(
         step,
         passed,
-        f"{format_value(result)} converted back is {format_value(back)}, "
-        f"expected {format_value(original)}",
+        f"{format_value(result)} converted back is {shown}, expected {expected}",
         result=result,
         recomputed=back,
         expected=original,

@@ -163,7 +163,10 @@ def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
             return False
         if not left.is_compatible_with(right):
             return False
-        left, right = left.magnitude, right.to(left.units).magnitude
+        if left.units == right.units:  # no conversion: huge integers stay exact
+            left, right = left.magnitude, right.magnitude
+        else:
+            left, right = left.magnitude, right.to(left.units).magnitude
     if isinstance(left, int) and isinstance(right, int):
         return left == right
     try:

@@ -47,7 +47,7 @@ def _reverse(step: Step, tools: ToolRegistry, args: dict[str, Any], value: Any) 
         return None
     try:
         return reverse(step.id, args, value)
-    except StepgraphError as e:
+    except (StepgraphError, ArithmeticError) as e:
         return Verdict(
             kind=VerdictKind.REVERSE,
             step=step.id,
