@@ -177,3 +177,36 @@ def test_a_check_with_equality_holds_for_float_noise(run_task):
     )
     result, _ = run_task(task)
     assert result.status is RunStatus.VERIFIED, result.verdicts
+
+
+def test_calculating_two_to_the_seventy_runs_and_is_journaled_exactly(run_task):
+    """A 71-bit integer is an ordinary value: the run ends verified with run.end written."""
+    task = make_task(
+        [{"id": "big", "tool": "calculate", "args": {"expression": "2**70"}}], answer="${big}"
+    )
+    result, journal = run_task(task)
+    assert result.status is RunStatus.VERIFIED
+    assert result.values["big"] == 2**70
+    assert journal.events[-1].event == "run.end"
+
+
+def test_an_answer_naming_no_step_is_refused_by_validate(tmp_path):
+    """`${zzz}` in the answer template is caught before the run, like any dangling reference."""
+    task = make_task(
+        [{"id": "n", "tool": "calculate", "args": {"expression": "1 + 1"}}], answer="${zzz} nights"
+    )
+    with pytest.raises(PlanValidationError, match=r"answer template: \$\{zzz\} refers to no step"):
+        Engine().validate(task)
+
+
+def test_the_cli_validates_the_unit_of_a_literal_value(tmp_path):
+    from tests.conftest import invoke
+
+    path = tmp_path / "rate.yaml"
+    path.write_text(
+        "goal: g\nplan:\n  steps:\n"
+        "    - {id: size, tool: unit_convert, args: {value: 450 Mbps, to_unit: GB}}\n"
+    )
+    result = invoke("validate", path)
+    assert result.exit_code == 3
+    assert "cannot convert 450 Mbps" in result.output
