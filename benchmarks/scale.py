@@ -9,9 +9,9 @@ from pathlib import Path
 
 from benchmarks._common import noop, random_dag, table
 from stepgraph import Engine, Task
+from stepgraph.engine import replay
 from stepgraph.executor import execute, validate_plan
 from stepgraph.journal import JournalWriter, NullJournal, read_journal
-from stepgraph.replay import replay
 from stepgraph.tools import ToolRegistry
 
 

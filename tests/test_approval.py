@@ -7,8 +7,8 @@ import pytest
 from rich.console import Console
 
 from stepgraph import ApprovalError, ApprovalPolicy, Engine, Planner, RunStatus, Task, tool
-from stepgraph._review import ConsoleApprover
 from stepgraph.cli import ExitCode
+from stepgraph.cli.render._review import ConsoleApprover
 from stepgraph.executor import validate_plan
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stepgraph import Engine, Planner, StepGraph, Task, tool
+from stepgraph.engine import replay
 from stepgraph.journal import read_journal
-from stepgraph.replay import replay
 from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES
 from tests.planner.conftest import migration_plan

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from stepgraph import ApprovalError, Engine, JournalError, RunStatus
+from stepgraph.engine import resume
 from stepgraph.journal import read_journal
-from stepgraph.resume import resume
 
 TOOLS = '''
 import os

@@ -1,6 +1,6 @@
 """stepgraph: the model plans, code executes, and every number is checked."""
 
-from stepgraph.engine import Engine, PreparedTask, run
+from stepgraph.engine import Engine, ReplayReport, replay, resume, run
 from stepgraph.exceptions import (
     ApprovalError,
     CalculationError,
@@ -35,7 +35,7 @@ from stepgraph.model import (
     VerdictKind,
 )
 from stepgraph.planner import LLMSettings, OpenAIClient, Planner
-from stepgraph.task import load_task
+from stepgraph.task import PreparedTask, load_task
 from stepgraph.tools import Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
@@ -58,6 +58,7 @@ __all__ = [
     "PlannerNotConfiguredError",
     "PlanningError",
     "PreparedTask",
+    "ReplayReport",
     "RunResult",
     "RunStatus",
     "Step",
@@ -78,6 +79,8 @@ __all__ = [
     "VerificationError",
     "load_task",
     "read_journal",
+    "replay",
+    "resume",
     "run",
     "tool",
 ]

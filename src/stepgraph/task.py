@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ import yaml
 from pydantic import ValidationError
 
 from stepgraph.exceptions import StepgraphError, TaskFileError
-from stepgraph.model import Task
+from stepgraph.model import Check, StepGraph, Task
+from stepgraph.tools import ToolRegistry
 from stepgraph.units import dimension_name, parse_quantity
 
 _NUMBER_FIRST = re.compile(r"^\s*[-+]?(\d|\.\d)")
@@ -155,3 +157,28 @@ def parse_assignments(pairs: list[str]) -> dict[str, str]:
             raise TaskFileError(f"--set expects name=value, got {pair!r}")
         result[name.strip()] = value.strip()
     return result
+
+
+@dataclass
+class PreparedTask:
+    """A task ready to plan or run: its tools and its input values."""
+
+    task: Task
+    tools: ToolRegistry
+    inputs: dict[str, Any]
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    @property
+    def plan(self) -> StepGraph | None:
+        """The task's own plan, if it has one."""
+        return self.task.plan
+
+    @property
+    def extra_checks(self) -> list[Check]:
+        """Checks the task adds to any plan's."""
+        return self.task.checks
+
+    @property
+    def answer(self) -> str | None:
+        """The task's answer template, which replaces the plan's."""
+        return self.task.answer

@@ -51,7 +51,7 @@ def test_a_result_that_is_not_data_fails_its_step_clearly(run_task, make, messag
 
 
 def test_nan_and_infinity_results_are_kept_and_replay_identically(run_task, tmp_path):
-    from stepgraph.replay import replay
+    from stepgraph.engine import replay
 
     @tool
     def odd_numbers() -> list:

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepgraph import Engine, JournalError, StepgraphError, tool
+from stepgraph.engine import replay
 from stepgraph.journal import JournalWriter, read_journal
-from stepgraph.replay import replay
 from stepgraph.units import check_data, decode_value, encode_value, quantity
 from tests.conftest import EXAMPLES, make_task
 

@@ -60,3 +60,13 @@ def pytest_terminal_summary(terminalreporter):
             f"planner corpus: {repaired} of {len(OUTCOMES)} malformed outputs repaired, "
             f"{len(OUTCOMES) - repaired} rejected with their problems fed back"
         )
+
+
+def prepared(goal, inputs=None):
+    """A goal with the built-in tools and the given input values, ready for a planner."""
+    from stepgraph import PreparedTask, Task
+    from stepgraph.tools import default_registry
+
+    return PreparedTask(
+        Task(goal=goal), default_registry(), dict(INPUTS if inputs is None else inputs)
+    )

@@ -10,6 +10,7 @@ from stepgraph.planner import Planner, parse_plan
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
 from stepgraph.units import parse_quantity
+from tests.planner.conftest import prepared
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.yaml"))
 INPUTS = {"data": parse_quantity("2.5 TB"), "link": parse_quantity("450 Mbps")}
@@ -68,7 +69,7 @@ def test_a_rejected_answer_goes_back_to_the_model_with_its_problems(path):
     """The model sees its own output and the precise list of problems, then tries again."""
     case = load_case(path)
     model = ScriptedLLM([case["output"], VALID])
-    plan = Planner(model, plan_retries=1).plan("move the data", default_registry(), INPUTS)
+    plan = Planner(model, plan_retries=1).plan(prepared("move the data", INPUTS))
     assert [step.id for step in plan.steps] == ["total"]
     assistant, feedback = model.requests[1][-2:]
     assert assistant == {"role": "assistant", "content": case["output"]}

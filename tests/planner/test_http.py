@@ -8,8 +8,7 @@ from werkzeug import Request, Response
 
 from stepgraph import Engine, LLMError, LLMSettings, OpenAIClient, Planner, RunStatus, Task
 from stepgraph.journal import read_journal
-from stepgraph.tools import default_registry
-from tests.planner.conftest import INPUTS, migration_plan
+from tests.planner.conftest import INPUTS, migration_plan, prepared
 
 SECRET = "sk-test-do-not-log-me"
 
@@ -135,7 +134,7 @@ def test_a_persistent_500_becomes_a_clear_error(httpserver):
     server = ChatServer(httpserver, [broken, broken])
     planner = Planner(client(server.url, max_retries=1))
     with pytest.raises(LLMError, match="HTTP 500") as error:
-        planner.plan("nights", default_registry(), INPUTS)
+        planner.plan(prepared("nights", INPUTS))
     assert error.value.status == 500
     assert len(server.requests) == 2  # the first try and one retry
 
@@ -144,7 +143,7 @@ def test_a_body_that_is_not_json_becomes_a_clear_error(httpserver):
     html = (200, "<html><body>502 Bad Gateway</body></html>", {"content-type": "text/html"})
     server = ChatServer(httpserver, [html])
     with pytest.raises(LLMError, match="not a chat completion"):
-        Planner(client(server.url)).plan("nights", default_registry(), INPUTS)
+        Planner(client(server.url)).plan(prepared("nights", INPUTS))
 
 
 def test_an_endpoint_without_json_schema_falls_back_and_remembers(httpserver):
@@ -153,7 +152,7 @@ def test_an_endpoint_without_json_schema_falls_back_and_remembers(httpserver):
     server = ChatServer(
         httpserver, [(200, invalid), (200, migration_plan())], reject_formats={"json_schema"}
     )
-    plan = Planner(client(server.url)).plan("nights", default_registry(), INPUTS)
+    plan = Planner(client(server.url)).plan(prepared("nights", INPUTS))
     assert len(plan.steps) == 4
     assert server.formats() == ["json_schema", "json_object", "json_object"]
 
@@ -164,7 +163,7 @@ def test_an_endpoint_without_any_json_mode_gets_plain_text(httpserver):
         [(200, f"Here you go:\n{migration_plan()}")],
         reject_formats={"json_schema", "json_object"},
     )
-    plan = Planner(client(server.url)).plan("nights", default_registry(), INPUTS)
+    plan = Planner(client(server.url)).plan(prepared("nights", INPUTS))
     assert len(plan.steps) == 4
     assert server.formats() == ["json_schema", "json_object", "text"]
 
@@ -177,4 +176,4 @@ def test_a_slow_endpoint_times_out(httpserver):
     httpserver.expect_request("/v1/chat/completions").respond_with_handler(slow)
     planner = Planner(client(httpserver.url_for("/v1"), timeout=0.1, max_retries=0))
     with pytest.raises(LLMError, match="timed out"):
-        planner.plan("nights", default_registry(), INPUTS)
+        planner.plan(prepared("nights", INPUTS))

@@ -4,7 +4,7 @@ from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
 from stepgraph.executor._dask import DaskBackend, dask_backend
 from stepgraph.executor._reuse import plan_diff, step_signatures
 from stepgraph.executor._scheduler import Execution, Scheduler, execute
-from stepgraph.executor._validate import build_graph, dependencies, validate_plan
+from stepgraph.executor._validate import build_graph, check_plan, dependencies, validate_plan
 
 __all__ = [
     "Backend",
@@ -14,6 +14,7 @@ __all__ = [
     "ThreadBackend",
     "ToolCall",
     "build_graph",
+    "check_plan",
     "dask_backend",
     "dependencies",
     "execute",

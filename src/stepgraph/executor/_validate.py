@@ -16,6 +16,7 @@ from stepgraph.references import (
     find_references,
     resolve,
 )
+from stepgraph.task import PreparedTask
 from stepgraph.tools import UNKNOWN, ToolRegistry
 from stepgraph.tools.expression import bind, check_syntax
 from stepgraph.units import compatible, dimension_name, parse_unit, quantity
@@ -80,6 +81,11 @@ def validate_plan(
     if problems:
         raise PlanValidationError(problems)
     return graph
+
+
+def check_plan(plan: StepGraph, task: PreparedTask) -> nx.DiGraph:
+    """Validate a plan against a prepared task: its tools, inputs, checks and answer template."""
+    return validate_plan(plan, task.tools, task.inputs, task.extra_checks, answer=task.answer)
 
 
 def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, Any]) -> str | None:
@@ -216,4 +222,4 @@ def _known(ref: Reference, prototypes: dict[str, Any]) -> bool:
     return prototypes.get(ref.step, UNKNOWN) is not UNKNOWN and not ref.path
 
 
-__all__ = ["REFERENCE_PATTERN", "build_graph", "dependencies", "validate_plan"]
+__all__ = ["REFERENCE_PATTERN", "build_graph", "check_plan", "dependencies", "validate_plan"]

@@ -19,6 +19,7 @@ from stepgraph.journal._events import (
     Thought,
 )
 from stepgraph.journal._reader import Journal, read_journal
+from stepgraph.journal._recording import Prior, Recording
 from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener, NullJournal
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "PlanInvalid",
     "PlanProposed",
     "PlanRepair",
+    "Prior",
+    "Recording",
     "RunEnd",
     "RunStart",
     "StepReused",

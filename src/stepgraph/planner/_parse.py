@@ -165,6 +165,8 @@ def parse_plan(
     tools: ToolRegistry,
     inputs: Mapping[str, Any] | None = None,
     checks: list[Check] | None = None,
+    *,
+    answer: str | None = None,
 ) -> ParsedPlan:
     """Parse, repair and validate a model's answer into a plan, or list its problems."""
     repairs: list[str] = []
@@ -187,7 +189,7 @@ def parse_plan(
     except ValidationError as e:
         return ParsedPlan(None, _schema_problems(e, data), repairs)
     try:
-        validate_plan(plan, tools, inputs, checks)
+        validate_plan(plan, tools, inputs, checks, answer=answer)
     except PlanValidationError as e:
         return ParsedPlan(None, e.problems, repairs)
     return ParsedPlan(plan, [], repairs)

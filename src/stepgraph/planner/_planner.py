@@ -8,11 +8,11 @@ from typing import Any
 
 from stepgraph.exceptions import PlanningError, PlanProblem
 from stepgraph.journal import JournalWriter
-from stepgraph.model import Check, StepGraph
+from stepgraph.model import StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
 from stepgraph.planner._parse import parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
-from stepgraph.tools import ToolRegistry
+from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 
 
@@ -23,79 +23,60 @@ class Planner:
         self.client = client
         self.plan_retries = plan_retries
 
-    def plan(
-        self,
-        goal: str,
-        tools: ToolRegistry,
-        inputs: Mapping[str, Any],
-        journal: JournalWriter | None = None,
-        checks: list[Check] | None = None,
-    ) -> StepGraph:
+    def plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
         """Ask for a plan; on problems send them back, at most `plan_retries` times."""
-        shown = {name: format_value(value) for name, value in inputs.items()}
+        shown = {name: format_value(value) for name, value in task.inputs.items()}
         messages = [
-            {"role": "system", "content": system_prompt(tools)},
-            {"role": "user", "content": goal_message(goal, shown)},
+            {"role": "system", "content": system_prompt(task.tools)},
+            {"role": "user", "content": goal_message(task.task.goal, shown)},
         ]
-        return self._converse(messages, "plan", tools, inputs, journal, checks)
+        return self._converse(messages, "plan", task, journal)
 
     def repair(
         self,
-        goal: str,
+        task: PreparedTask,
         plan: StepGraph,
         observations: Mapping[str, Any],
         failures: Sequence[str],
-        tools: ToolRegistry,
-        inputs: Mapping[str, Any],
         journal: JournalWriter | None = None,
-        checks: list[Check] | None = None,
     ) -> StepGraph:
         """Ask for a repaired plan, given what ran and what went wrong."""
         return self._rework(
             "repair.md",
+            task,
             plan,
-            tools,
-            inputs,
             journal,
-            checks,
-            goal=goal,
+            goal=task.task.goal,
             observations=_listed(observations) or "(none)",
             failures="\n".join(f"- {failure}" for failure in failures),
         )
 
     def revise(
         self,
-        goal: str,
+        task: PreparedTask,
         plan: StepGraph,
         comment: str,
-        tools: ToolRegistry,
-        inputs: Mapping[str, Any],
         journal: JournalWriter | None = None,
-        checks: list[Check] | None = None,
     ) -> StepGraph:
         """Ask for a revised plan, given a reviewer's comment."""
-        return self._rework(
-            "revise.md", plan, tools, inputs, journal, checks, goal=goal, comment=comment
-        )
+        return self._rework("revise.md", task, plan, journal, goal=task.task.goal, comment=comment)
 
     def _rework(
         self,
         template: str,
+        task: PreparedTask,
         plan: StepGraph,
-        tools: ToolRegistry,
-        inputs: Mapping[str, Any],
         journal: JournalWriter | None,
-        checks: list[Check] | None,
         **variables: str,
     ) -> StepGraph:
         """Show the model a plan and what to change; the template's name is the purpose."""
         shown = json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1)
         messages = [
-            {"role": "system", "content": system_prompt(tools)},
+            {"role": "system", "content": system_prompt(task.tools)},
             {"role": "user", "content": render(template, plan=shown, **variables)},
         ]
         purpose = template.removesuffix(".md")
-        return self._converse(messages, purpose, tools, inputs, journal, checks)
+        return self._converse(messages, purpose, task, journal)
 
     def answer(
         self, goal: str, observations: Mapping[str, Any], journal: JournalWriter | None = None
@@ -111,15 +92,15 @@ class Planner:
         self,
         messages: list[Message],
         purpose: str,
-        tools: ToolRegistry,
-        inputs: Mapping[str, Any],
+        task: PreparedTask,
         journal: JournalWriter | None,
-        checks: list[Check] | None,
     ) -> StepGraph:
         problems: list[PlanProblem] = []
         for attempt in range(1, self.plan_retries + 2):
             reply = self._ask(messages, purpose, attempt, plan_schema(), journal)
-            parsed = parse_plan(reply.text, tools, inputs, checks)
+            parsed = parse_plan(
+                reply.text, task.tools, task.inputs, task.extra_checks, answer=task.answer
+            )
             if parsed.plan is not None:
                 if journal:
                     journal.emit(
@@ -144,7 +125,7 @@ class Planner:
             feedback = render(
                 "feedback.md",
                 problems="\n".join(f"- {problem}" for problem in problems),
-                tools=", ".join(tools.names()),
+                tools=", ".join(task.tools.names()),
             )
             messages = [
                 *messages,

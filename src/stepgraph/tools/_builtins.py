@@ -7,9 +7,9 @@ from typing import Annotated, Any
 import pint
 from pydantic import BeforeValidator, WithJsonSchema
 
+import stepgraph.tools.expression as expr
 from stepgraph.exceptions import CalculationError, UnitError
 from stepgraph.references import find_references
-from stepgraph.tools import expression as expr
 from stepgraph.tools._registry import UNKNOWN, tool
 from stepgraph.tools._reverse import reverse_calculate_args, reverse_convert
 from stepgraph.units import (

@@ -18,7 +18,7 @@ from rich.prompt import Prompt
 from rich.table import Table
 from rich.text import Text
 
-from stepgraph.approval import Decision, PlanView
+from stepgraph.engine import Decision, PlanView
 from stepgraph.exceptions import PlanValidationError
 from stepgraph.model import StepGraph
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from stepgraph.approval import PlanFile
+from stepgraph.engine import PlanFile
 from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError
 from stepgraph.executor import build_graph
 from stepgraph.journal import Journal, read_journal

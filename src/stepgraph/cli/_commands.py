@@ -27,16 +27,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from stepgraph import _cli_journal, _display
-from stepgraph._cli_common import STATUS_EXIT, ExitCode, guard
-from stepgraph._review import ConsoleApprover, show_plan_view
-from stepgraph.approval import PlanFile, plan_view
-from stepgraph.engine import Engine, PreparedTask, check_journal_free
+from stepgraph.cli._errors import STATUS_EXIT, guard
+from stepgraph.cli._journal_commands import register
+from stepgraph.cli.render import _progress as _display
+from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
+from stepgraph.engine import Engine, PlanFile, check_journal_free, plan_view
 from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import dask_backend, validate_plan
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
 from stepgraph.planner import LLMSettings, OpenAIClient, Planner, system_prompt
-from stepgraph.task import parse_assignments
+from stepgraph.task import PreparedTask, parse_assignments
 from stepgraph.testing import ScriptedLLM
 
 app = typer.Typer(
@@ -316,6 +316,6 @@ def list_tools(
     Console().print(table)
 
 
-_cli_journal.register(app)
+register(app)
 
-__all__ = ["ExitCode", "app"]
+__all__ = ["app"]

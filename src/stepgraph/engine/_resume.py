@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from stepgraph._recording import Recording
-from stepgraph._session import RunOptions, RunSession
-from stepgraph.approval import Approver, plan_view
-from stepgraph.engine import Engine, PreparedTask
+from stepgraph.engine._approval import Approver, plan_view
+from stepgraph.engine._engine import Engine
+from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
-from stepgraph.journal import JournalWriter, Listener
+from stepgraph.journal import Listener, Recording
 from stepgraph.model import RunResult
 from stepgraph.planner import Planner
+from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool
 
 
@@ -56,22 +56,21 @@ def resume(
     ]
     if risky and prior is not None and not rerun_side_effects:
         _confirm_rerun(risky, prior.plan, prepared, approver)
-    writer = JournalWriter(
-        path, recording.run_id, listeners=list(listeners), start_seq=recording.last_seq
+    options = RunOptions(
+        prior=prior,
+        resumed={
+            "after_seq": recording.last_seq,
+            "settled": sorted(prior.values) if prior else [],
+            "failed": sorted(prior.failed) if prior else [],
+            "rerun": in_flight,
+            "problems": recording.journal.problems,
+        },
+        run_id=recording.run_id,
+        start_seq=recording.last_seq,
     )
-    with writer:
-        writer.emit(
-            "run.resume",
-            after_seq=recording.last_seq,
-            settled=sorted(prior.values) if prior else [],
-            failed=sorted(prior.failed) if prior else [],
-            rerun=in_flight,
-            problems=recording.journal.problems,
-        )
-        options = RunOptions(
-            policy=prepared.task.approval, approver=approver, prior=prior, resumed=True
-        )
-        return RunSession(engine, prepared, writer, options).run()
+    return engine.run(
+        prepared, journal=path, listeners=listeners, approver=approver, options=options
+    )
 
 
 def _confirm_rerun(

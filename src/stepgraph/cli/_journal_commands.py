@@ -10,14 +10,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from stepgraph import _display
-from stepgraph._cli_common import STATUS_EXIT, ExitCode, fail, guard
-from stepgraph._drawing import draw, gantt, load_picture, to_dot, to_mermaid
-from stepgraph._review import ConsoleApprover
-from stepgraph._show import show_journal
+from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, guard
+from stepgraph.cli.render import _progress as _display
+from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
+from stepgraph.cli.render._review import ConsoleApprover
+from stepgraph.cli.render._show import show_journal
+from stepgraph.engine import replay, resume
 from stepgraph.journal import read_journal
-from stepgraph.replay import replay
-from stepgraph.resume import resume
 
 JournalArg = Annotated[Path, typer.Argument(help="A journal (.jsonl).", show_default=False)]
 

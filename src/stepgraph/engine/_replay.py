@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -12,14 +11,14 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph._recording import Recording
-from stepgraph._session import RunOptions, RunSession, tool_fingerprints
-from stepgraph.engine import Engine, PreparedTask
+from stepgraph.engine._engine import Engine
+from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import JournalError, LLMError, NonRetryableError, StepgraphError
 from stepgraph.executor import ThreadBackend, ToolCall, build_graph
-from stepgraph.journal import Journal, JournalEvent, JournalWriter, ObservationEvent, read_journal
+from stepgraph.journal import Journal, JournalEvent, ObservationEvent, Recording, read_journal
 from stepgraph.model import ApprovalPolicy, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
+from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool
 from stepgraph.units import decode_value
 
@@ -191,12 +190,11 @@ def replay(
         policy=ApprovalPolicy.AUTO,
         start_fields={"parent" if from_step else "replay_of": link},
     )
-    run_id = uuid.uuid4().hex[:12] if from_step else recording.run_id  # a fork is a new run
-    with JournalWriter(out_path, run_id) as writer:
-        try:
-            report.result = RunSession(engine, prepared, writer, options).run()
-        except StepgraphError as e:
-            report.error = str(e)
+    options.run_id = None if from_step else recording.run_id  # a fork is a new run
+    try:
+        report.result = engine.run(prepared, journal=out_path, options=options)
+    except StepgraphError as e:
+        report.error = str(e)
     report.divergences += compare(recording.journal, read_journal(out_path))
     return report
 

@@ -6,20 +6,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stepgraph._session import Prior
 from stepgraph.exceptions import JournalError
-from stepgraph.journal import (
+from stepgraph.journal._events import (
     Action,
-    Journal,
     JournalEvent,
     LLMResponse,
     ObservationEvent,
     RunStart,
     StepReused,
-    read_journal,
 )
+from stepgraph.journal._reader import Journal, read_journal
 from stepgraph.model import StepGraph, Task
 from stepgraph.units import decode_value
+
+
+@dataclass
+class Prior:
+    """What a resumed run already has: the approved plan and the steps that settled."""
+
+    plan: StepGraph
+    values: dict[str, Any] = field(default_factory=dict)
+    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    round: int = 0
 
 
 @dataclass

@@ -4,50 +4,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-from stepgraph._session import RunOptions, RunSession
-from stepgraph.approval import Approver, PlanFile
-from stepgraph.exceptions import JournalError, PlannerNotConfiguredError, TaskFileError
-from stepgraph.executor import Backend, ThreadBackend, validate_plan
+from stepgraph.engine._approval import Approver, PlanFile
+from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
+from stepgraph.exceptions import JournalError, TaskFileError
+from stepgraph.executor import Backend, ThreadBackend, check_plan
 from stepgraph.journal import JournalWriter, Listener
-from stepgraph.model import ApprovalPolicy, Check, RunResult, StepGraph, Task
+from stepgraph.model import ApprovalPolicy, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
-from stepgraph.task import load_task, resolve_inputs
+from stepgraph.task import PreparedTask, load_task, resolve_inputs
 from stepgraph.tools import Tool, ToolRegistry, default_registry, load_plugin
-
-NO_PLANNER = (
-    "task '{name}' has no plan and no planner is configured. Three ways forward:\n"
-    "- point stepgraph at a model: set OPENAI_BASE_URL and/or OPENAI_API_KEY "
-    "(and STEPGRAPH_MODEL), or pass --base-url/--model;\n"
-    "- add a 'plan:' to the task file;\n"
-    "- pass a scripted responses file: --scripted FILE."
-)
-
-
-@dataclass
-class PreparedTask:
-    """A task ready to plan or run: its tools and its input values."""
-
-    task: Task
-    tools: ToolRegistry
-    inputs: dict[str, Any]
-    base_dir: Path = field(default_factory=Path.cwd)
-
-    @property
-    def plan(self) -> StepGraph | None:
-        """The task's own plan, if it has one."""
-        return self.task.plan
-
-    @property
-    def extra_checks(self) -> list[Check]:
-        """Checks the task adds to any plan's."""
-        return self.task.checks
 
 
 class Engine:
@@ -72,10 +43,17 @@ class Engine:
         for item in tools:
             self.tools.register(item)
         self.journal_dir = Path(journal_dir)
-        self.max_workers = max_workers
-        self.planner = planner
-        self.repair_rounds = repair_rounds
-        self.backend = backend or ThreadBackend
+        self.config = RunConfig(
+            planner=planner,
+            repair_rounds=repair_rounds,
+            max_workers=max_workers,
+            backend=backend or ThreadBackend,
+        )
+
+    @property
+    def planner(self) -> Planner | None:
+        """The planner asked for plans, repairs and answers (None: plans must be given)."""
+        return self.config.planner
 
     def prepare(
         self,
@@ -111,7 +89,7 @@ class Engine:
         prepared = self.prepare(task, overrides=overrides)
         if prepared.plan is None:
             raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
-        return validate_plan(prepared.plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+        return check_plan(prepared.plan, prepared)
 
     def plan(
         self,
@@ -122,12 +100,10 @@ class Engine:
     ) -> StepGraph:
         """Ask the planner for a validated plan, journaling every model exchange."""
         prepared = self.prepare(task, overrides=overrides)
-        planner = self.require_planner(prepared.task)
+        planner = require_planner(self.planner, prepared)
         path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
         with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
-            return planner.plan(
-                prepared.task.goal, prepared.tools, prepared.inputs, writer, prepared.extra_checks
-            )
+            return planner.plan(prepared, writer)
 
     def run(
         self,
@@ -140,35 +116,36 @@ class Engine:
         approver: Approver | None = None,
         plan_file: PlanFile | None = None,
         replace_journal: bool = False,
+        options: RunOptions | None = None,
     ) -> RunResult:
         """Plan if needed, approve, execute, verify and repair, journaling every event.
 
         `approver` is asked when the policy is `ask` (or unset and the plan has side
         effects); `plan_file` runs an approved, unchanged plan written by `stepgraph plan`.
         An existing, non-empty `journal` is refused unless `replace_journal` is set: a
-        second run appended to it would make it unreadable as one run.
+        second run appended to it would make it unreadable as one run. `options` is how
+        replay and resume enter this same pipeline: a run id to keep, settled steps, and
+        for a resumed run the journal to continue.
         """
-        if journal is not None:
+        options = options or RunOptions()
+        continuing = options.resumed is not None
+        if journal is not None and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
         prepared = self.prepare(task, overrides=overrides)
         if plan_file is not None:
             plan_file.approved_plan()
-        elif prepared.plan is None:
-            self.require_planner(prepared.task)
+        elif prepared.plan is None and options.prior is None:
+            require_planner(self.planner, prepared)
         path = Path(journal) if journal else self._journal_path(prepared.task.name)
-        options = RunOptions(
-            policy=approval or prepared.task.approval, approver=approver, plan_file=plan_file
-        )
+        options.policy = approval or options.policy or prepared.task.approval
+        options.approver = approver or options.approver
+        options.plan_file = plan_file
         if replace_journal:
             path.unlink(missing_ok=True)  # the writer appends
-        with JournalWriter(path, uuid.uuid4().hex[:12], listeners=list(listeners)) as writer:
-            return RunSession(self, prepared, writer, options).run()
-
-    def require_planner(self, task: Task) -> Planner:
-        """The planner, or an error naming the three ways to get a plan."""
-        if self.planner is None:
-            raise PlannerNotConfiguredError(NO_PLANNER.format(name=task.name))
-        return self.planner
+        run_id = options.run_id or uuid.uuid4().hex[:12]
+        writer = JournalWriter(path, run_id, listeners=list(listeners), start_seq=options.start_seq)
+        with writer:
+            return RunSession(self.config, prepared, writer, options).run()
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")

@@ -7,13 +7,14 @@ import hashlib
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import networkx as nx
 
-from stepgraph.approval import (
+from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
     Approver,
@@ -25,40 +26,55 @@ from stepgraph.approval import (
 from stepgraph.exceptions import (
     ApprovalError,
     JournalError,
+    PlannerNotConfiguredError,
     PlanningError,
     PlanValidationError,
     StepgraphError,
 )
 from stepgraph.executor import (
+    Backend,
     Execution,
     build_graph,
+    check_plan,
     execute,
     plan_diff,
     step_signatures,
-    validate_plan,
 )
-from stepgraph.journal import JOURNAL_VERSION, JournalWriter
+from stepgraph.journal import JOURNAL_VERSION, JournalWriter, Prior
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict, VerdictKind
+from stepgraph.planner import Planner
 from stepgraph.references import ReferenceError_, find_references, lookup, resolve
+from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_value
 from stepgraph.verifiers import trace_answer, verify
 
-if TYPE_CHECKING:
-    from stepgraph.engine import Engine, PreparedTask
-
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
+NO_PLANNER = (
+    "task '{name}' has no plan and no planner is configured. Three ways forward:\n"
+    "- point stepgraph at a model: set OPENAI_BASE_URL and/or OPENAI_API_KEY "
+    "(and STEPGRAPH_MODEL), or pass --base-url/--model;\n"
+    "- add a 'plan:' to the task file;\n"
+    "- pass a scripted responses file: --scripted FILE."
+)
 
-@dataclass
-class Prior:
-    """What a resumed run already has: the approved plan and the steps that settled."""
 
-    plan: StepGraph
-    values: dict[str, Any] = field(default_factory=dict)
-    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
-    round: int = 0
+def require_planner(planner: Planner | None, task: PreparedTask) -> Planner:
+    """The planner, or an error naming the three ways to get a plan."""
+    if planner is None:
+        raise PlannerNotConfiguredError(NO_PLANNER.format(name=task.task.name))
+    return planner
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What every run of one engine shares: the planner, the repair bound, the workers."""
+
+    planner: Planner | None
+    repair_rounds: int
+    max_workers: int | None
+    backend: Callable[[], Backend]
 
 
 @dataclass
@@ -69,7 +85,9 @@ class RunOptions:
     approver: Approver | None = None
     plan_file: PlanFile | None = None
     prior: Prior | None = None
-    resumed: bool = False
+    resumed: dict[str, Any] | None = None  # the fields of `run.resume`, for a resumed run
+    run_id: str | None = None  # a replay keeps the recorded run's id; None: a new one
+    start_seq: int = 0  # a resumed run appends after the events already in its journal
     start_fields: dict[str, Any] = field(default_factory=dict)
 
 
@@ -87,9 +105,9 @@ class RunSession:
     """The stages of one run, each journaled; repairs loop back a bounded number of times."""
 
     def __init__(
-        self, engine: Engine, prepared: PreparedTask, journal: JournalWriter, options: RunOptions
+        self, config: RunConfig, prepared: PreparedTask, journal: JournalWriter, options: RunOptions
     ) -> None:
-        self.engine = engine
+        self.config = config
         self.prepared = prepared
         self.journal = journal
         self.options = options
@@ -99,8 +117,10 @@ class RunSession:
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
-        if not self.options.resumed:
+        if self.options.resumed is None:
             self._start()
+        else:
+            self.journal.emit("run.resume", **self.options.resumed)
         try:
             return self._stages()
         except PlanValidationError as e:
@@ -135,7 +155,7 @@ class RunSession:
             definition=task.model_dump(mode="json"),
             base_dir=str(self.prepared.base_dir),
             tools=tool_fingerprints(self.prepared.tools),
-            config={"repair_rounds": self.engine.repair_rounds},
+            config={"repair_rounds": self.config.repair_rounds},
             **self.options.start_fields,
         )
 
@@ -148,24 +168,16 @@ class RunSession:
             if approved is None:
                 return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
             plan, first_round = approved, 0
-        for round_number in range(first_round, self.engine.repair_rounds + 1):
+        rounds = self.config.repair_rounds
+        for round_number in range(first_round, rounds + 1):
             execution, verdicts = self._execute(
                 plan, prior if round_number == first_round else None
             )
             failures = _failures(execution, verdicts)
-            planner = self.engine.planner
-            if not failures or planner is None or round_number == self.engine.repair_rounds:
+            planner = self.config.planner
+            if not failures or planner is None or round_number == rounds:
                 break
-            repaired = planner.repair(
-                self.prepared.task.goal,
-                plan,
-                execution.values,
-                failures,
-                self.prepared.tools,
-                self.prepared.inputs,
-                self.journal,
-                self.prepared.extra_checks,
-            )
+            repaired = planner.repair(self.prepared, plan, execution.values, failures, self.journal)
             self.journal.emit(
                 "plan.repair",
                 round=round_number + 1,
@@ -202,20 +214,11 @@ class RunSession:
                 plan_hash=plan.plan_hash(),
             )
             return plan
-        planner = self.engine.require_planner(prepared.task)
-        return planner.plan(
-            prepared.task.goal, prepared.tools, prepared.inputs, self.journal, prepared.extra_checks
-        )
+        return require_planner(self.config.planner, prepared).plan(prepared, self.journal)
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared
-        graph = validate_plan(
-            plan,
-            prepared.tools,
-            prepared.inputs,
-            prepared.extra_checks,
-            answer=prepared.task.answer,  # the task's template replaces the plan's
-        )
+        graph = check_plan(plan, prepared)
         signatures = step_signatures(graph)
         if prior is not None:  # a resumed run: what settled before the crash counts as done
             for sid, value in prior.values.items():
@@ -230,7 +233,7 @@ class RunSession:
         }
         if prior is not None:
             refused.update(prior.failed)
-        workers = self.engine.max_workers or prepared.task.max_workers
+        workers = self.config.max_workers or prepared.task.max_workers
         execution = execute(
             graph,
             prepared.tools,
@@ -239,7 +242,7 @@ class RunSession:
             max_workers=workers,
             reused=reused,
             refused=refused,
-            backend=self.engine.backend(),
+            backend=self.config.backend(),
         )
         for sid, sig in signatures.items():
             if sid in reused:
@@ -306,13 +309,7 @@ class RunSession:
                 self._decided("plan.rejected", plan, who=decision.who, how="person")
                 return None
             if decision.action == "edit" and decision.plan is not None:
-                validate_plan(
-                    decision.plan,
-                    prepared.tools,
-                    prepared.inputs,
-                    prepared.extra_checks,
-                    answer=prepared.task.answer,
-                )
+                check_plan(decision.plan, prepared)
                 self.journal.emit(
                     "plan.edited",
                     who=decision.who,
@@ -325,17 +322,9 @@ class RunSession:
                 )
                 plan = decision.plan
             elif decision.action == "revise":
-                planner = self.engine.require_planner(prepared.task)
+                planner = require_planner(self.config.planner, prepared)
                 self.journal.emit("plan.revise", who=decision.who, comment=decision.comment)
-                plan = planner.revise(
-                    prepared.task.goal,
-                    plan,
-                    decision.comment,
-                    prepared.tools,
-                    prepared.inputs,
-                    self.journal,
-                    prepared.extra_checks,
-                )
+                plan = planner.revise(prepared, plan, decision.comment, self.journal)
         raise ApprovalError(f"no decision after {MAX_REVIEWS} reviews")
 
     def _decided(
@@ -372,7 +361,7 @@ class RunSession:
             return f"no answer: {'; '.join(problems)}", None
         if template:
             return (rendered if isinstance(rendered, str) else format_value(rendered)), None
-        planner = self.engine.planner
+        planner = self.config.planner
         if planner is None:  # every step ran and verified: name the plan's final value
             last = [step.id for step in plan.steps if step.id in execution.values][-1:]
             if not last:

@@ -1,0 +1,1 @@
+"""Rendering for the command line: live progress, `show`, the approval view, pictures."""

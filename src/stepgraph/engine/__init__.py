@@ -1,0 +1,39 @@
+"""The engine: one run, stage by stage (plan, approve, execute, verify, repair, answer).
+
+Replay and resume drive the same pipeline from a journal, through `Engine.run`.
+"""
+
+from stepgraph.engine._approval import (
+    HOW_TO_APPROVE,
+    Approver,
+    Decision,
+    PlanFile,
+    PlanView,
+    effective_policy,
+    plan_view,
+)
+from stepgraph.engine._engine import Engine, check_journal_free, run
+from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
+from stepgraph.engine._resume import resume
+from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
+
+__all__ = [
+    "HOW_TO_APPROVE",
+    "Approver",
+    "Decision",
+    "Divergence",
+    "Engine",
+    "PlanFile",
+    "PlanView",
+    "ReplayReport",
+    "RunConfig",
+    "RunOptions",
+    "check_journal_free",
+    "compare",
+    "effective_policy",
+    "plan_view",
+    "replay",
+    "resume",
+    "run",
+    "tool_fingerprints",
+]
