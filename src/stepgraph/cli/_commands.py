@@ -1,17 +1,4 @@
-"""The `stepgraph` command line.
-
-Exit status:
-    0   the answer is verified (for validate, plan, approve: done; for replay: identical)
-    1   an unexpected internal error
-    2   wrong command-line usage
-    3   an invalid task file, plan, plan file or journal, or no valid plan from the planner
-    4   a step failed (its dependents were skipped)
-    5   every step ran but a verification failed
-    6   the plan was not run (approval)
-    7   the model endpoint failed (HTTP error, unreadable answer, timeout)
-    8   a replay diverged from the record
-    130 interrupted
-"""
+"""The `stepgraph` command line; its exit statuses follow, generated from `ExitCode`."""
 
 from __future__ import annotations
 
@@ -24,10 +11,11 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from stepgraph.cli._errors import STATUS_EXIT, guard
+from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._journal_commands import register
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
@@ -39,11 +27,11 @@ from stepgraph.planner import LLMSettings, OpenAIClient, Planner, system_prompt
 from stepgraph.task import PreparedTask, parse_assignments
 from stepgraph.testing import ScriptedLLM
 
+__doc__ = f"{__doc__}\n\n{exit_status_table()}\n"
+
 app = typer.Typer(
     help="stepgraph: the model plans, code executes, and every number is checked.",
-    epilog="Exit status: 0 verified, 3 invalid task or plan, 4 a step failed, "
-    "5 verification failed, 6 not run (approval), 7 model endpoint failed, "
-    "8 replay diverged, 1 internal error.",
+    epilog=escape(exit_status_table()),  # plain text: rich would read [...] as markup
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -63,13 +51,22 @@ ScriptedOpt = Annotated[
     Path | None,
     typer.Option(help="Answer as the model from a scripted responses file (offline, no API key)."),
 ]
+# typer reads these variables and lists them in --help as plain text ("[env var: ...]"),
+# which a "[env: ...]" inside help= is not: rich takes it for markup and drops it.
 BaseUrlOpt = Annotated[
-    str | None, typer.Option(help="OpenAI-compatible endpoint [env: OPENAI_BASE_URL].")
+    str | None,
+    typer.Option(envvar="OPENAI_BASE_URL", show_envvar=True, help="OpenAI-compatible endpoint."),
 ]
-ModelOpt = Annotated[str | None, typer.Option(help="Model name [env: STEPGRAPH_MODEL].")]
+ModelOpt = Annotated[
+    str | None, typer.Option(envvar="STEPGRAPH_MODEL", show_envvar=True, help="Model name.")
+]
 ApiKeyOpt = Annotated[
     str | None,
-    typer.Option(help="API key [env: OPENAI_API_KEY]; prefer the environment, flags show in ps."),
+    typer.Option(
+        envvar="OPENAI_API_KEY",
+        show_envvar=True,  # the name only; click never shows an environment value
+        help="API key; prefer the environment, flags show in ps.",
+    ),
 ]
 PlanRetriesOpt = Annotated[
     int, typer.Option(min=0, max=10, help="Times a rejected plan is sent back to the model.")
@@ -91,9 +88,11 @@ def _planner(
 ) -> Planner | None:
     if scripted is not None:
         return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
+    # The flags or, as typer resolved them, their variables; what is unset or empty is
+    # left to LLMSettings (model gpt-4o-mini; neither endpoint nor key: not configured).
     flags = {"base_url": base_url, "model": model, "api_key": api_key}
     given = {key: value for key, value in flags.items() if value}
-    settings = LLMSettings(**given)  # type: ignore[arg-type]  # the rest comes from the environment
+    settings = LLMSettings(**given)  # type: ignore[arg-type]
     if not settings.configured:
         return None
     return Planner(OpenAIClient(settings), plan_retries=plan_retries)
@@ -129,6 +128,7 @@ def approver_for(
 
 
 @app.command()
+@handle_errors
 def run(
     target: Annotated[
         str | None,
@@ -172,38 +172,33 @@ def run(
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
     console = Console(stderr=as_json, quiet=as_json)
-    try:
-        planner = _planner(scripted, base_url, model, plan_retries, api_key)
-        with ExitStack() as stack:
-            factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
-            engine = Engine(
-                max_workers=max_workers,
-                planner=planner,
-                repair_rounds=repair_rounds,
-                backend=factory,
+    planner = _planner(scripted, base_url, model, plan_retries, api_key)
+    with ExitStack() as stack:
+        factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
+        engine = Engine(
+            max_workers=max_workers,
+            planner=planner,
+            repair_rounds=repair_rounds,
+            backend=factory,
+        )
+        if journal is not None:  # before the task is loaded: nothing may run first
+            check_journal_free(journal, replace=replace_journal)
+        plan_file = PlanFile.load(plan_path) if plan_path else None
+        if target is None and plan_file is None:
+            raise TaskFileError("give a task file or a goal, or --plan with an approved plan file")
+        source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
+        prepared = engine.prepare(source, overrides=parse_assignments(set_ or []))
+        console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
+        with _display.LiveProgress(console) as progress:
+            result = engine.run(
+                prepared,
+                journal=journal,
+                replace_journal=replace_journal,
+                approval=approve,
+                plan_file=plan_file,
+                approver=approver_for(console, prepared, progress),
+                listeners=[] if as_json else [progress],
             )
-            if journal is not None:  # before the task is loaded: nothing may run first
-                check_journal_free(journal, replace=replace_journal)
-            plan_file = PlanFile.load(plan_path) if plan_path else None
-            if target is None and plan_file is None:
-                raise TaskFileError(
-                    "give a task file or a goal, or --plan with an approved plan file"
-                )
-            source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
-            prepared = engine.prepare(source, overrides=parse_assignments(set_ or []))
-            console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
-            with _display.LiveProgress(console) as progress:
-                result = engine.run(
-                    prepared,
-                    journal=journal,
-                    replace_journal=replace_journal,
-                    approval=approve,
-                    plan_file=plan_file,
-                    approver=approver_for(console, prepared, progress),
-                    listeners=[] if as_json else [progress],
-                )
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001  # every error gets a clear message
-        guard(error)
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
     else:
@@ -212,6 +207,7 @@ def run(
 
 
 @app.command()
+@handle_errors
 def plan(
     target: TargetArg,
     set_: SetOpt = None,
@@ -230,19 +226,16 @@ def plan(
     plan_retries: PlanRetriesOpt = 2,
 ) -> None:
     """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
-    try:
-        engine = Engine(planner=_planner(scripted, base_url, model, plan_retries, api_key))
-        prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
-        if show_prompt:
-            sys.stdout.write(system_prompt(prepared.tools) + "\n")
-            return
-        if prepared.plan is not None:
-            engine.validate(prepared)
-            graph = prepared.plan
-        else:
-            graph = engine.plan(prepared, journal=journal)
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    engine = Engine(planner=_planner(scripted, base_url, model, plan_retries, api_key))
+    prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
+    if show_prompt:
+        sys.stdout.write(system_prompt(prepared.tools) + "\n")
+        return
+    if prepared.plan is not None:
+        engine.validate(prepared)
+        graph = prepared.plan
+    else:
+        graph = engine.plan(prepared, journal=journal)
     if out is not None:
         task = prepared.task.model_copy(update={"plan": None})
         PlanFile(task=task, plan=graph, plan_hash=graph.plan_hash()).save(out)
@@ -254,6 +247,7 @@ def plan(
 
 
 @app.command()
+@handle_errors
 def approve(
     plan_path: Annotated[Path, typer.Argument(help="A plan file from `stepgraph plan --out`.")],
     by: Annotated[
@@ -261,31 +255,27 @@ def approve(
     ] = None,
 ) -> None:
     """Record who approved a plan file and when; a changed plan cannot be approved."""
-    try:
-        plan_file = PlanFile.load(plan_path)
-        prepared = Engine().prepare(plan_file.task)
-        show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, prepared.inputs))
-        plan_file.approve(by or getpass.getuser())
-        plan_file.save(plan_path)
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    plan_file = PlanFile.load(plan_path)
+    prepared = Engine().prepare(plan_file.task)
+    show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, prepared.inputs))
+    plan_file.approve(by or getpass.getuser())
+    plan_file.save(plan_path)
     record = plan_file.approval
     assert record is not None
     Console().print(f"approved by {record.by} at {record.at} (plan {record.plan_hash[:12]})")
 
 
 @app.command()
+@handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
-    try:
-        graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
     edges = graph.number_of_edges()
     Console().print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {edges} dependencies")
 
 
 @app.command("tools")
+@handle_errors
 def list_tools(
     task: Annotated[
         Path | None, typer.Argument(help="Also list the custom tools of this task file.")
@@ -293,10 +283,7 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schemas as JSON.")] = False,
 ) -> None:
     """List the tools with their argument schemas."""
-    try:
-        registry = Engine().prepare(task).tools if task else Engine().tools
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    registry = Engine().prepare(task).tools if task else Engine().tools
     schemas = [item.schema() for item in registry]
     if as_json:
         sys.stdout.write(json.dumps(schemas, indent=2) + "\n")

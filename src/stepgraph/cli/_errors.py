@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from enum import IntEnum
-from typing import NoReturn
+from typing import NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,9 +23,12 @@ from stepgraph.exceptions import (
 )
 from stepgraph.model import RunStatus
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 class ExitCode(IntEnum):
-    """Documented exit statuses of the `stepgraph` command."""
+    """Documented exit statuses of the `stepgraph` command; help and docs list `meaning`."""
 
     OK = 0
     INTERNAL = 1
@@ -35,6 +40,34 @@ class ExitCode(IntEnum):
     MODEL_FAILED = 7
     DIVERGED = 8
     INTERRUPTED = 130
+
+    @property
+    def meaning(self) -> str:
+        """When the command exits with this status."""
+        return MEANINGS[self]
+
+
+MEANINGS = {
+    ExitCode.OK: "the answer is verified "
+    "(for validate, plan, approve: done; for replay: identical)",
+    ExitCode.INTERNAL: "an unexpected internal error",
+    ExitCode.USAGE: "wrong command-line usage",
+    ExitCode.INVALID: "an invalid task file, plan, plan file or journal, "
+    "or no valid plan from the planner",
+    ExitCode.STEP_FAILED: "a step failed (its dependents were skipped)",
+    ExitCode.UNVERIFIED: "every step ran but a verification failed",
+    ExitCode.NOT_RUN: "the plan was not run (approval)",
+    ExitCode.MODEL_FAILED: "the model endpoint failed (HTTP error, unreadable answer, timeout)",
+    ExitCode.DIVERGED: "a replay diverged from the record",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+
+
+def exit_status_table() -> str:
+    """Every exit status with its meaning, one a line, for `--help` and the module docstring."""
+    width = max(len(str(int(code))) for code in ExitCode)
+    rows = (f"    {int(code):<{width}} {code.meaning}" for code in ExitCode)
+    return "\n".join(("Exit status:", *rows))
 
 
 STATUS_EXIT = {
@@ -51,23 +84,35 @@ def fail(message: str, code: ExitCode) -> NoReturn:
     raise typer.Exit(int(code))
 
 
-def guard(error: BaseException) -> NoReturn:
-    """Map an exception to a clear message and a documented exit code, never a traceback."""
-    if isinstance(error, typer.Exit):
-        raise error
-    if isinstance(error, KeyboardInterrupt):
-        fail("interrupted; what was observed is in the journal", ExitCode.INTERRUPTED)
-    if isinstance(error, PlanValidationError | TaskFileError | PlanningError | JournalError):
-        fail(str(error), ExitCode.INVALID)
-    if isinstance(error, ApprovalError):
-        fail(str(error), ExitCode.NOT_RUN)
-    if isinstance(error, LLMError):
-        fail(str(error), ExitCode.MODEL_FAILED)
-    if isinstance(error, StepgraphError):
-        fail(str(error), ExitCode.INVALID)
-    if os.environ.get("STEPGRAPH_DEBUG"):
-        raise error
-    fail(
-        f"internal error: {type(error).__name__}: {error} (set STEPGRAPH_DEBUG=1 for a traceback)",
-        ExitCode.INTERNAL,
-    )
+def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Give every error of a command a clear message and a documented exit code, never a traceback.
+
+    Apply it under `@app.command()`; `functools.wraps` keeps the signature typer reads.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except typer.Exit:  # the command chose its exit status
+            raise
+        except KeyboardInterrupt:
+            fail("interrupted; what was observed is in the journal", ExitCode.INTERRUPTED)
+        except (PlanValidationError, TaskFileError, PlanningError, JournalError) as error:
+            fail(str(error), ExitCode.INVALID)
+        except ApprovalError as error:
+            fail(str(error), ExitCode.NOT_RUN)
+        except LLMError as error:
+            fail(str(error), ExitCode.MODEL_FAILED)
+        except StepgraphError as error:
+            fail(str(error), ExitCode.INVALID)
+        except Exception as error:  # a bug: say so briefly, the traceback on request
+            if os.environ.get("STEPGRAPH_DEBUG"):
+                raise
+            fail(
+                f"internal error: {type(error).__name__}: {error} "
+                "(set STEPGRAPH_DEBUG=1 for a traceback)",
+                ExitCode.INTERNAL,
+            )
+
+    return wrapper

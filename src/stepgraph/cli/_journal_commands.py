@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, guard
+from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
 from stepgraph.cli.render._review import ConsoleApprover
@@ -21,6 +21,7 @@ from stepgraph.journal import read_journal
 JournalArg = Annotated[Path, typer.Argument(help="A journal (.jsonl).", show_default=False)]
 
 
+@handle_errors
 def replay_command(
     journal: JournalArg,
     live: Annotated[
@@ -35,10 +36,7 @@ def replay_command(
     console = Console()
     if out is not None and out.resolve() == journal.resolve():
         fail(f"--out {out} is the journal being replayed; choose another path", ExitCode.USAGE)
-    try:
-        report = replay(journal, live=live, from_step=from_step, out=out)
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    report = replay(journal, live=live, from_step=from_step, out=out)
     for problem in report.problems:  # a cut-off record diverges where it stops: say why
         console.print(Text(f"warning: {journal}: {problem}", style="yellow"))
     if any("truncated last line" in problem for problem in report.problems):
@@ -66,6 +64,7 @@ def replay_command(
     raise typer.Exit(int(ExitCode.DIVERGED))
 
 
+@handle_errors
 def resume_command(
     journal: JournalArg,
     rerun_side_effects: Annotated[
@@ -74,34 +73,30 @@ def resume_command(
 ) -> None:
     """Finish an interrupted run: completed steps are not run again."""
     console = Console()
-    try:
-        with _display.LiveProgress(console) as progress:
-            approver = (  # a person at a terminal may approve re-running a side effect
-                ConsoleApprover(console, lambda plan: None, pause=progress.paused)
-                if sys.stdin.isatty()
-                else None
-            )
-            result = resume(
-                journal,
-                rerun_side_effects=rerun_side_effects,
-                approver=approver,
-                listeners=[progress],
-            )
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    with _display.LiveProgress(console) as progress:
+        approver = (  # a person at a terminal may approve re-running a side effect
+            ConsoleApprover(console, lambda plan: None, pause=progress.paused)
+            if sys.stdin.isatty()
+            else None
+        )
+        result = resume(
+            journal,
+            rerun_side_effects=rerun_side_effects,
+            approver=approver,
+            listeners=[progress],
+        )
     _display.show_result(console, result)
     raise typer.Exit(int(STATUS_EXIT[result.status]))
 
 
+@handle_errors
 def show_command(journal: JournalArg) -> None:
     """The run as a person reads it: thoughts, actions, observations, verdicts, the answer."""
-    try:
-        events = read_journal(journal)
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    events = read_journal(journal)
     show_journal(Console(), events)
 
 
+@handle_errors
 def graph_command(
     source: Annotated[Path, typer.Argument(help="A task file, a plan file, or a journal.")],
     format_: Annotated[
@@ -110,33 +105,28 @@ def graph_command(
     out: Annotated[Path | None, typer.Option(help="Output file (needed for png and svg).")] = None,
 ) -> None:
     """Draw the step graph; from a journal, coloured by outcome."""
-    try:
-        picture = load_picture(source)
-        if format_ in ("png", "svg"):
-            if out is None:
-                fail(f"--format {format_} needs --out FILE", ExitCode.USAGE)
-            draw(picture, out)
+    picture = load_picture(source)
+    if format_ in ("png", "svg"):
+        if out is None:
+            fail(f"--format {format_} needs --out FILE", ExitCode.USAGE)
+        draw(picture, out)
+    else:
+        text = to_mermaid(picture) if format_ == "mermaid" else to_dot(picture)
+        if out is None:
+            sys.stdout.write(text)
         else:
-            text = to_mermaid(picture) if format_ == "mermaid" else to_dot(picture)
-            if out is None:
-                sys.stdout.write(text)
-            else:
-                out.write_text(text, encoding="utf-8")
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+            out.write_text(text, encoding="utf-8")
     if out is not None:
         Console(stderr=True).print(f"written to {out}", highlight=False)
 
 
+@handle_errors
 def gantt_command(
     journal: JournalArg,
     out: Annotated[Path, typer.Option(help="Output picture (.png or .svg).")] = Path("run.png"),
 ) -> None:
     """A timeline of the steps, so parallelism and slow steps show at a glance."""
-    try:
-        gantt(read_journal(journal), out)
-    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001
-        guard(error)
+    gantt(read_journal(journal), out)
     Console(stderr=True).print(f"written to {out}", highlight=False)
 
 

@@ -1,0 +1,104 @@
+"""Exit codes come from one enum, errors from one decorator, model settings from typer's envvar."""
+
+import socket
+
+import pytest
+import typer
+
+from stepgraph.cli import ExitCode
+from stepgraph.cli._errors import handle_errors
+from stepgraph.exceptions import ApprovalError, CalculationError, JournalError, LLMError
+from stepgraph.journal import read_journal
+from tests.conftest import flat, invoke
+
+MODEL_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "STEPGRAPH_MODEL")
+
+
+def test_the_help_epilog_lists_every_exit_code_with_its_meaning():
+    result = invoke("--help")
+    assert result.exit_code == ExitCode.OK
+    output = flat(result.output)
+    for code in ExitCode:
+        assert f"{int(code)} {code.meaning}" in output
+
+
+def test_run_help_names_the_environment_variables_literally():
+    output = invoke("run", "--help").output  # the panel may break "[env var:" from the name
+    for name in MODEL_VARIABLES:
+        assert f"{name}]" in output
+
+
+@pytest.fixture
+def no_model_environment(monkeypatch):
+    for name in MODEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def _unused_port() -> int:
+    with socket.socket() as probe:  # bound then closed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_model_variables_are_read_from_the_environment(tmp_path, no_model_environment):
+    journal = tmp_path / "j.jsonl"
+    env = {
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{_unused_port()}/v1",
+        "STEPGRAPH_MODEL": "env-model",
+    }
+    result = invoke("run", "nights to move 2.5 TB", "--journal", journal, env=env)
+    assert result.exit_code == ExitCode.MODEL_FAILED
+    assert "cannot reach the model endpoint" in flat(result.output)
+    [request] = read_journal(journal).of_kind("llm.request")
+    assert request.model == "env-model"
+
+
+def test_without_the_variables_there_is_no_planner(tmp_path, no_model_environment):
+    result = invoke("run", "nights to move 2.5 TB", "--journal", tmp_path / "j.jsonl")
+    assert result.exit_code == ExitCode.INVALID
+    assert "no planner is configured. Three ways forward" in flat(result.output)
+
+
+def _raising(error: BaseException) -> None:
+    @handle_errors
+    def command() -> None:
+        raise error
+
+    command()
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"),
+    [
+        (KeyboardInterrupt(), ExitCode.INTERRUPTED, "interrupted; what was observed"),
+        (ZeroDivisionError("boom"), ExitCode.INTERNAL, "internal error: ZeroDivisionError: boom"),
+        (JournalError("unreadable"), ExitCode.INVALID, "unreadable"),
+        (ApprovalError("not approved"), ExitCode.NOT_RUN, "not approved"),
+        (LLMError("HTTP 503"), ExitCode.MODEL_FAILED, "HTTP 503"),
+        (CalculationError("bad expression"), ExitCode.INVALID, "bad expression"),
+    ],
+)
+def test_the_decorator_maps_errors_to_exit_codes(capsys, monkeypatch, error, code, message):
+    monkeypatch.delenv("STEPGRAPH_DEBUG", raising=False)
+    with pytest.raises(typer.Exit) as exited:
+        _raising(error)
+    assert exited.value.exit_code == code
+    assert message in flat(capsys.readouterr().err)
+
+
+def test_the_decorator_lets_exits_pass_and_keeps_the_signature():
+    with pytest.raises(typer.Exit) as exited:
+        _raising(typer.Exit(8))
+    assert exited.value.exit_code == 8
+
+    def command(name: str, count: int = 1) -> str:
+        return name * count
+
+    wrapped = handle_errors(command)
+    assert wrapped("ab", count=2) == "abab" and wrapped.__wrapped__ is command
+
+
+def test_stepgraph_debug_shows_the_real_exception(monkeypatch):
+    monkeypatch.setenv("STEPGRAPH_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        _raising(ZeroDivisionError("boom"))
