@@ -11,7 +11,7 @@ from benchmarks._common import noop, random_dag, table
 from stepgraph import Engine, Task
 from stepgraph.engine import replay
 from stepgraph.executor import execute, validate_plan
-from stepgraph.journal import JournalWriter, NullJournal, read_journal
+from stepgraph.journal import JournalWriter, NullJournal, ObservationEvent, read_journal
 from stepgraph.tools import ToolRegistry
 
 
@@ -48,14 +48,15 @@ def _journal_rows(events: int, replay_steps: int, seed: int) -> list[list[object
             with journal.batch():
                 for index in range(events):
                     journal.emit(
-                        "observation",
-                        step=f"s{index}",
-                        ok=True,
-                        value=1.5,
-                        error=None,
-                        attempt=1,
-                        duration_ms=0.1,
-                        final=True,
+                        ObservationEvent(
+                            step=f"s{index}",
+                            ok=True,
+                            value=1.5,
+                            error=None,
+                            attempt=1,
+                            duration_ms=0.1,
+                            final=True,
+                        )
                     )
             written = time.perf_counter() - started
         recorded = Path(folder) / "run.jsonl"

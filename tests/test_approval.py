@@ -54,7 +54,7 @@ def test_a_plan_without_side_effects_is_approved_by_default(run_task):
     result, journal = run_task(EXAMPLES / "migration.yaml")
     [approved] = journal.of_kind("plan.approved")
     assert approved.how == "policy:auto" and approved.plan_hash == result.plan.plan_hash()
-    assert approved.model_extra["when"].endswith("Z")
+    assert approved.when.endswith("Z")
 
 
 def test_readonly_refuses_side_effects_and_never_runs_nothing(tmp_path):
@@ -111,9 +111,7 @@ def test_a_person_edits_the_plan_in_their_editor(tmp_path, monkeypatch):
     result, journal = run(report_task(), tmp_path, approver=person)
     assert SENT == ["Nights needed: 3"]
     [edited] = journal.of_kind("plan.edited")
-    assert edited.model_extra["diff"]["changed"]["mail"]["args"][1] == {
-        "text": "Nights needed: ${n}"
-    }
+    assert edited.diff["changed"]["mail"]["args"][1] == {"text": "Nights needed: ${n}"}
     assert output.getvalue().count("Critical path") == 2
 
 
@@ -136,7 +134,7 @@ def test_a_person_asks_the_planner_to_revise(tmp_path):
     result, journal = run(task, tmp_path, approver=person, planner=Planner(model))
     assert result.answer == "3" and result.status is RunStatus.VERIFIED
     assert "round up, not down" in model.requests[1][-1]["content"]
-    assert journal.of_kind("plan.revise")[0].model_extra["comment"] == "round up, not down"
+    assert journal.of_kind("plan.revise")[0].comment == "round up, not down"
 
 
 def test_offline_approval_write_approve_run(tmp_path):

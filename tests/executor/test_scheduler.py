@@ -246,7 +246,7 @@ def test_results_come_back_in_plan_order_whatever_finished_first(run_task):
         return 2
 
     def release_after_b(event):
-        if event["event"] == "observation" and event["step"] == "b":
+        if event.event == "observation" and event.step == "b":
             release.set()
 
     result, journal = run_task(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from stepgraph import Engine, JournalError, StepgraphError, tool
 from stepgraph.engine import replay
-from stepgraph.journal import JournalWriter, read_journal
+from stepgraph.journal import JournalEvent, JournalWriter, read_journal
 from stepgraph.units import check_data, decode_value, encode_value, quantity
 from tests.conftest import EXAMPLES, make_task
 
@@ -150,10 +150,10 @@ def test_a_value_that_contains_itself_or_nests_too_deep_is_refused():
 def test_the_journal_writes_no_repr_of_an_object(tmp_path):
     path = tmp_path / "j.jsonl"
     with JournalWriter(path, "r") as writer:
-        writer.emit("first", value=1)
+        writer.emit(JournalEvent(event="first", value=1))
         with pytest.raises(JournalError, match="event 'observation' of step 's'.*function"):
-            writer.emit("observation", step="s", value=lambda: 1)
-        writer.emit("last", value=2)
+            writer.emit(JournalEvent(event="observation", step="s", value=lambda: 1))
+        writer.emit(JournalEvent(event="last", value=2))
     events = read_journal(path).events
     assert [(e.event, e.seq) for e in events] == [("first", 1), ("last", 2)]
 
@@ -164,10 +164,10 @@ full_disk = pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Lin
 @full_disk
 def test_a_full_disk_is_a_journal_error_naming_the_file():
     with pytest.raises(JournalError) as error, JournalWriter(Path("/dev/full"), "r") as writer:
-        writer.emit("run.start", task="t")
+        writer.emit(JournalEvent(event="run.start", task="t"))
     assert str(error.value) == "/dev/full: cannot write the journal: No space left on device"
     with pytest.raises(JournalError, match="No space left on device"):  # and it stays broken
-        writer.emit("again")
+        writer.emit(JournalEvent(event="again"))
 
 
 @full_disk
@@ -180,4 +180,6 @@ def test_a_run_on_a_full_disk_stops_with_a_journal_error():
 def test_a_full_disk_inside_a_batch_is_a_journal_error():
     writer = JournalWriter(Path("/dev/full"), "r")
     with pytest.raises(JournalError, match="No space left on device"), writer, writer.batch():
-        writer.emit("action", step="a")  # buffered: the batch's one flush meets the full disk
+        writer.emit(
+            JournalEvent(event="action", step="a")
+        )  # buffered: the batch's one flush meets the full disk

@@ -40,7 +40,23 @@ from stepgraph.executor import (
     plan_diff,
     step_signatures,
 )
-from stepgraph.journal import JOURNAL_VERSION, JournalWriter, Prior
+from stepgraph.journal import (
+    JOURNAL_VERSION,
+    AnswerEvent,
+    CheckEvent,
+    JournalWriter,
+    PlanApproved,
+    PlanEdited,
+    PlanInvalid,
+    PlanProposed,
+    PlanRejected,
+    PlanRepair,
+    PlanRevise,
+    Prior,
+    RunEnd,
+    RunResume,
+    RunStart,
+)
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner
 from stepgraph.references import ReferenceError_, find_references, lookup, resolve
@@ -120,11 +136,11 @@ class RunSession:
         if self.options.resumed is None:
             self._start()
         else:
-            self.journal.emit("run.resume", **self.options.resumed)
+            self.journal.emit(RunResume(**self.options.resumed))
         try:
             return self._stages()
         except PlanValidationError as e:
-            self.journal.emit("plan.invalid", problems=[str(p) for p in e.problems])
+            self.journal.emit(PlanInvalid(problems=[str(p) for p in e.problems]))
             self._end("invalid")
             raise
         except PlanningError:
@@ -147,16 +163,17 @@ class RunSession:
     def _start(self) -> None:
         task = self.prepared.task
         self.journal.emit(
-            "run.start",
-            task=task.name,
-            goal=task.goal,
-            version=JOURNAL_VERSION,
-            inputs=self.prepared.inputs,
-            definition=task.model_dump(mode="json"),
-            base_dir=str(self.prepared.base_dir),
-            tools=tool_fingerprints(self.prepared.tools),
-            config={"repair_rounds": self.config.repair_rounds},
-            **self.options.start_fields,
+            RunStart(
+                task=task.name,
+                goal=task.goal,
+                version=JOURNAL_VERSION,
+                inputs=self.prepared.inputs,
+                definition=task.model_dump(mode="json"),
+                base_dir=str(self.prepared.base_dir),
+                tools=tool_fingerprints(self.prepared.tools),
+                config={"repair_rounds": self.config.repair_rounds},
+                **self.options.start_fields,
+            )
         )
 
     def _stages(self) -> RunResult:
@@ -179,11 +196,12 @@ class RunSession:
                 break
             repaired = planner.repair(self.prepared, plan, execution.values, failures, self.journal)
             self.journal.emit(
-                "plan.repair",
-                round=round_number + 1,
-                failures=failures,
-                diff=plan_diff(plan, repaired),
-                plan_hash=repaired.plan_hash(),
+                PlanRepair(
+                    round=round_number + 1,
+                    failures=failures,
+                    diff=plan_diff(plan, repaired),
+                    plan_hash=repaired.plan_hash(),
+                )
             )
             approved = self._approve(repaired)
             if approved is None:
@@ -193,7 +211,7 @@ class RunSession:
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
             self._journal_verdicts([answer_verdict])
-        self.journal.emit("answer", text=answer)
+        self.journal.emit(AnswerEvent(text=answer))
         if execution.failed or execution.skipped:
             status = RunStatus.STEP_FAILED
         elif all(verdict.passed for verdict in verdicts):
@@ -208,10 +226,9 @@ class RunSession:
         if plan is not None:
             source = "file" if plan_file else "task"
             self.journal.emit(
-                "plan.proposed",
-                source=source,
-                plan=plan.model_dump(mode="json"),
-                plan_hash=plan.plan_hash(),
+                PlanProposed(
+                    source=source, plan=plan.model_dump(mode="json"), plan_hash=plan.plan_hash()
+                )
             )
             return plan
         return require_planner(self.config.planner, prepared).plan(prepared, self.journal)
@@ -264,7 +281,7 @@ class RunSession:
 
     def _journal_verdicts(self, verdicts: list[Verdict]) -> None:
         for verdict in verdicts:
-            self.journal.emit("check", **verdict.model_dump(mode="json"))
+            self.journal.emit(CheckEvent(**verdict.model_dump(mode="json")))
 
     def _approve(self, plan: StepGraph) -> StepGraph | None:
         """The plan to run (perhaps edited or revised), or None when it must not run."""
@@ -272,7 +289,7 @@ class RunSession:
         if plan_file is not None and plan.plan_hash() == plan_file.plan_hash:
             record = plan_file.approval
             assert record is not None  # checked when the file was loaded
-            self._decided("plan.approved", plan, who=record.by, how="file", when=record.at)
+            self._decided(PlanApproved, plan, who=record.by, how="file", when=record.at)
             return plan
         tools = self.prepared.tools
         risky = sorted(
@@ -281,7 +298,7 @@ class RunSession:
         approver = self.options.approver
         policy = effective_policy(self.options.policy, bool(risky), approver is not None)
         if policy is ApprovalPolicy.NEVER:
-            self._decided("plan.rejected", plan, how="policy:never")
+            self._decided(PlanRejected, plan, how="policy:never")
             return None
         if policy is ApprovalPolicy.READONLY and risky:
             raise ApprovalError(
@@ -290,7 +307,7 @@ class RunSession:
                 run_id=self.journal.run_id,
             )
         if policy is not ApprovalPolicy.ASK:
-            self._decided("plan.approved", plan, how=f"policy:{policy.value}")
+            self._decided(PlanApproved, plan, how=f"policy:{policy.value}")
             return plan
         if approver is None:
             raise ApprovalError(
@@ -303,39 +320,47 @@ class RunSession:
         for _ in range(MAX_REVIEWS):
             decision = approver.review(plan_view(plan, prepared.tools, prepared.inputs))
             if decision.action == "approve":
-                self._decided("plan.approved", plan, who=decision.who, how="person")
+                self._decided(PlanApproved, plan, who=decision.who, how="person")
                 return plan
             if decision.action == "reject":
-                self._decided("plan.rejected", plan, who=decision.who, how="person")
+                self._decided(PlanRejected, plan, who=decision.who, how="person")
                 return None
             if decision.action == "edit" and decision.plan is not None:
                 check_plan(decision.plan, prepared)
                 self.journal.emit(
-                    "plan.edited",
-                    who=decision.who,
-                    how="person",
-                    when=now(),
-                    plan_hash_before=plan.plan_hash(),
-                    plan_hash=decision.plan.plan_hash(),
-                    plan=decision.plan.model_dump(mode="json"),
-                    diff=plan_diff(plan, decision.plan),
+                    PlanEdited(
+                        who=decision.who,
+                        how="person",
+                        when=now(),
+                        plan_hash_before=plan.plan_hash(),
+                        plan_hash=decision.plan.plan_hash(),
+                        plan=decision.plan.model_dump(mode="json"),
+                        diff=plan_diff(plan, decision.plan),
+                    )
                 )
                 plan = decision.plan
             elif decision.action == "revise":
                 planner = require_planner(self.config.planner, prepared)
-                self.journal.emit("plan.revise", who=decision.who, comment=decision.comment)
+                self.journal.emit(PlanRevise(who=decision.who, comment=decision.comment))
                 plan = planner.revise(prepared, plan, decision.comment, self.journal)
         raise ApprovalError(f"no decision after {MAX_REVIEWS} reviews")
 
     def _decided(
-        self, event: str, plan: StepGraph, *, how: str, who: str = "", when: str = ""
+        self,
+        kind: type[PlanApproved | PlanRejected],
+        plan: StepGraph,
+        *,
+        how: str,
+        who: str = "",
+        when: str = "",
     ) -> None:
         self.journal.emit(
-            event,
-            who=who or getpass.getuser(),
-            how=how,
-            when=when or now(),
-            plan_hash=plan.plan_hash(),
+            kind(
+                who=who or getpass.getuser(),
+                how=how,
+                when=when or now(),
+                plan_hash=plan.plan_hash(),
+            )
         )
 
     def _answer(
@@ -403,7 +428,7 @@ class RunSession:
 
     def _end(self, status: str) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
-        self.journal.emit("run.end", status=status, duration_ms=elapsed)
+        self.journal.emit(RunEnd(status=status, duration_ms=elapsed))
 
 
 def _failed_answer(text: str) -> Verdict:

@@ -21,7 +21,15 @@ from pydantic import TypeAdapter
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
-from stepgraph.journal import JournalWriter, NullJournal
+from stepgraph.journal import (
+    Action,
+    JournalWriter,
+    NullJournal,
+    ObservationEvent,
+    StepReused,
+    StepSkipped,
+    Thought,
+)
 from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_, resolve
 from stepgraph.tools import ToolRegistry
@@ -114,7 +122,7 @@ class Scheduler:
     def run(self) -> Execution:
         """Run every step that can run; return values, observations, failures and skips."""
         for step_id, value in self._reused.items():
-            self.journal.emit("step.reused", step=step_id, value=value)
+            self.journal.emit(StepReused(step=step_id, value=value))
             self.result.reused.add(step_id)
             self._complete(step_id, value)
         for step_id, reason in self._refused.items():
@@ -198,7 +206,7 @@ class Scheduler:
     def _launch(self, step: Step, number: int) -> tuple[ToolCall, _Attempt] | None:
         tool = self.tools.get(step.tool)
         if number == 1:
-            self.journal.emit("thought", step=step.id, text=step.thought)
+            self.journal.emit(Thought(step=step.id, text=step.thought))
         started = time.monotonic()
         try:
             args = {
@@ -212,7 +220,7 @@ class Scheduler:
             return None
         self.result.actions[step.id] = args
         recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
-        self.journal.emit("action", step=step.id, tool=tool.name, args=recorded, attempt=number)
+        self.journal.emit(Action(step=step.id, tool=tool.name, args=recorded, attempt=number))
         return ToolCall(step, number, tool, args), _Attempt(
             step, number, started, started + step.timeout
         )
@@ -306,7 +314,7 @@ class Scheduler:
             if descendant not in self.result.skipped:
                 reason = f"depends on '{step.id}', which failed: {message}"
                 self.result.skipped[descendant] = reason
-                self.journal.emit("step.skipped", step=descendant, reason=reason)
+                self.journal.emit(StepSkipped(step=descendant, reason=reason))
 
     def _observe(
         self,
@@ -328,7 +336,7 @@ class Scheduler:
             "duration_ms": round(duration_ms, 3),
         }
         self._observations.append(observation)
-        self.journal.emit("observation", **observation, final=final)
+        self.journal.emit(ObservationEvent(**observation, final=final))
 
 
 def execute(

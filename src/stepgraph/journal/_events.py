@@ -10,13 +10,17 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 
 class JournalEvent(BaseModel):
-    """Fields every event has; an event of a kind this version does not know keeps its data."""
+    """Fields every event has; an event of a kind this version does not know keeps its data.
+
+    Events are built by the stage that has something to say and handed to
+    `JournalWriter.emit`, which fills in `run_id`, `seq` and `ts`.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    run_id: str
-    seq: int
-    ts: str
+    run_id: str = ""
+    seq: int = 0
+    ts: str = ""
     event: str
     step: str | None = None
 
@@ -24,7 +28,7 @@ class JournalEvent(BaseModel):
 class RunStart(JournalEvent):
     """The run began: task, goal, inputs and journal format version."""
 
-    event: Literal["run.start"]
+    event: Literal["run.start"] = "run.start"
     task: str
     goal: str
     inputs: dict[str, Any] = Field(default_factory=dict)
@@ -36,34 +40,83 @@ class RunStart(JournalEvent):
 
 
 class PlanProposed(JournalEvent):
-    """A plan was put forward (from the task file or a planner)."""
+    """A plan was put forward (from the task file, a plan file or a planner)."""
 
-    event: Literal["plan.proposed"]
+    event: Literal["plan.proposed"] = "plan.proposed"
     source: str
     plan: dict[str, Any]
     plan_hash: str
+    purpose: str | None = None
+    attempt: int | None = None
+    repairs: list[str] = Field(default_factory=list)
 
 
 class PlanApproved(JournalEvent):
-    """A plan was approved to run: by whom, how, and which plan."""
+    """A plan was approved to run: by whom, how, when, and which plan."""
 
-    event: Literal["plan.approved"]
+    event: Literal["plan.approved"] = "plan.approved"
     who: str
     how: str
+    when: str = ""
     plan_hash: str
+
+
+class PlanRejected(JournalEvent):
+    """A plan was rejected: by whom, how, when, and which plan."""
+
+    event: Literal["plan.rejected"] = "plan.rejected"
+    who: str
+    how: str
+    when: str = ""
+    plan_hash: str
+
+
+class PlanEdited(JournalEvent):
+    """A person edited the plan before approving it."""
+
+    event: Literal["plan.edited"] = "plan.edited"
+    who: str
+    how: str
+    when: str
+    plan_hash_before: str
+    plan_hash: str
+    plan: dict[str, Any]
+    diff: dict[str, Any]
+
+
+class PlanRevise(JournalEvent):
+    """A person asked the planner to revise the plan."""
+
+    event: Literal["plan.revise"] = "plan.revise"
+    who: str
+    comment: str
+
+
+class RunResume(JournalEvent):
+    """An interrupted run continues: what had settled and what runs again."""
+
+    event: Literal["run.resume"] = "run.resume"
+    after_seq: int
+    settled: list[str] = Field(default_factory=list)
+    failed: list[str] = Field(default_factory=list)
+    rerun: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
 
 
 class PlanInvalid(JournalEvent):
     """The static checks rejected a plan."""
 
-    event: Literal["plan.invalid"]
+    event: Literal["plan.invalid"] = "plan.invalid"
     problems: list[str]
+    purpose: str | None = None
+    attempt: int | None = None
+    repairs: list[str] = Field(default_factory=list)
 
 
 class LLMRequest(JournalEvent):
     """A request to the model: what for, which attempt, and the full messages."""
 
-    event: Literal["llm.request"]
+    event: Literal["llm.request"] = "llm.request"
     purpose: str
     attempt: int
     model: str
@@ -73,7 +126,7 @@ class LLMRequest(JournalEvent):
 class LLMResponse(JournalEvent):
     """The model's answer with its cost: full text, token usage, latency, SDK retries."""
 
-    event: Literal["llm.response"]
+    event: Literal["llm.response"] = "llm.response"
     purpose: str
     attempt: int
     text: str
@@ -86,7 +139,7 @@ class LLMResponse(JournalEvent):
 class PlanRepair(JournalEvent):
     """A repair round: the failures that caused it and the diff of the graph."""
 
-    event: Literal["plan.repair"]
+    event: Literal["plan.repair"] = "plan.repair"
     round: int
     failures: list[str]
     diff: dict[str, Any]
@@ -96,21 +149,21 @@ class PlanRepair(JournalEvent):
 class StepReused(JournalEvent):
     """A step whose value came from an earlier round instead of running again."""
 
-    event: Literal["step.reused"]
+    event: Literal["step.reused"] = "step.reused"
     value: Any = None
 
 
 class Thought(JournalEvent):
     """Why a step is about to run."""
 
-    event: Literal["thought"]
+    event: Literal["thought"] = "thought"
     text: str
 
 
 class Action(JournalEvent):
     """A tool call with its resolved arguments."""
 
-    event: Literal["action"]
+    event: Literal["action"] = "action"
     tool: str
     args: dict[str, Any]
     attempt: int
@@ -119,7 +172,7 @@ class Action(JournalEvent):
 class ObservationEvent(JournalEvent):
     """What one attempt of a step returned or raised."""
 
-    event: Literal["observation"]
+    event: Literal["observation"] = "observation"
     ok: bool
     value: Any = None
     error: str | None = None
@@ -131,14 +184,14 @@ class ObservationEvent(JournalEvent):
 class StepSkipped(JournalEvent):
     """A step that did not run, and why."""
 
-    event: Literal["step.skipped"]
+    event: Literal["step.skipped"] = "step.skipped"
     reason: str
 
 
 class CheckEvent(JournalEvent):
     """One verdict of the reflection stage."""
 
-    event: Literal["check"]
+    event: Literal["check"] = "check"
     kind: str
     passed: bool
     description: str
@@ -149,20 +202,24 @@ class CheckEvent(JournalEvent):
 class AnswerEvent(JournalEvent):
     """The rendered answer."""
 
-    event: Literal["answer"]
+    event: Literal["answer"] = "answer"
     text: str
 
 
 class RunEnd(JournalEvent):
     """The run finished, with its status."""
 
-    event: Literal["run.end"]
+    event: Literal["run.end"] = "run.end"
     status: str
     duration_ms: float
 
 
 _TYPED: tuple[type[JournalEvent], ...] = (
     RunStart,
+    RunResume,
+    PlanRejected,
+    PlanEdited,
+    PlanRevise,
     LLMRequest,
     LLMResponse,
     PlanProposed,

@@ -17,12 +17,15 @@ import orjson
 import structlog
 
 from stepgraph.exceptions import JournalError, StepgraphError
+from stepgraph.journal._events import JournalEvent
 from stepgraph.units import encode_value
 
 JOURNAL_VERSION = 1
 
-Listener = Callable[[dict[str, Any]], None]
+# A listener sees each event once it is written, typed, with its run id, seq and time.
+Listener = Callable[[JournalEvent], None]
 EventDict = MutableMapping[str, Any]
+_STAMPED = frozenset({"run_id", "seq", "ts", "event"})  # filled in here, not by the caller
 
 
 def _encode_fields(_: Any, __: str, event_dict: EventDict) -> EventDict:
@@ -73,6 +76,7 @@ class JournalWriter:
         self._seq = start_seq  # a resumed run appends after the events already there
         self._batch_depth = 0
         self._failure: str | None = None  # set once a write failed; the file is unusable
+        self._stamp: tuple[int, str] = (start_seq, "")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file: IO[bytes] = path.open("ab")
@@ -84,7 +88,7 @@ class JournalWriter:
                 _encode_fields,  # first: a refused value leaves no gap in `seq`
                 self._add_seq,
                 structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
-                self._notify,  # listeners see what the file holds
+                self._remember_stamp,
                 # orjson: the journal is on the scheduler's path, and it is 3-5x faster.
                 structlog.processors.JSONRenderer(serializer=orjson.dumps, default=_refuse),
             ],
@@ -96,31 +100,36 @@ class JournalWriter:
         event_dict["seq"] = self._seq
         return event_dict
 
-    def _notify(self, _: Any, __: str, event_dict: EventDict) -> EventDict:
-        for listener in self._listeners:
-            listener(dict(event_dict))
+    def _remember_stamp(self, _: Any, __: str, event_dict: EventDict) -> EventDict:
+        self._stamp = (event_dict["seq"], event_dict["ts"])
         return event_dict
 
-    def emit(self, event: str, *, step: str | None = None, **fields: Any) -> None:
+    def emit(self, event: JournalEvent) -> None:
         """Write one event; outside a batch it is flushed to the file when this returns.
+
+        The event gets its `run_id`, `seq` and `ts` here; listeners then receive it.
 
         Raises:
             JournalError: the file cannot be written (a full disk), now or earlier, or a
                 field is not plain data (nothing is written then).
         """
+        fields = {name: value for name, value in event if name not in _STAMPED}
         with self._lock:  # seq order and line order must agree
             self._check_usable()
             try:
-                self._logger.info(event, step=step, **fields)
+                self._logger.info(event.event, **fields)
                 if not self._batch_depth:
                     self._file.flush()
             except OSError as e:
                 self._fail(e)
             except StepgraphError as e:  # `encode_value` refused a field
-                where = f" of step '{step}'" if step else ""
+                where = f" of step '{event.step}'" if event.step else ""
                 raise JournalError(
-                    f"cannot write event '{event}'{where}: {e}", path=str(self.path)
+                    f"cannot write event '{event.event}'{where}: {e}", path=str(self.path)
                 ) from e
+            event.run_id, (event.seq, event.ts) = self.run_id, self._stamp
+            for listener in self._listeners:
+                listener(event)
 
     def _check_usable(self) -> None:
         if self._failure is not None:
@@ -180,7 +189,7 @@ class NullJournal:
     def __init__(self, run_id: str = "null") -> None:
         self.run_id = run_id
 
-    def emit(self, event: str, *, step: str | None = None, **fields: Any) -> None:
+    def emit(self, event: JournalEvent) -> None:
         """Drop the event."""
 
     @contextmanager

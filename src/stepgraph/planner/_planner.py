@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stepgraph.exceptions import PlanningError, PlanProblem
-from stepgraph.journal import JournalWriter
+from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
 from stepgraph.planner._parse import parse_plan
@@ -104,23 +104,25 @@ class Planner:
             if parsed.plan is not None:
                 if journal:
                     journal.emit(
-                        "plan.proposed",
-                        source="planner",
-                        purpose=purpose,
-                        attempt=attempt,
-                        plan=parsed.plan.model_dump(mode="json"),
-                        plan_hash=parsed.plan.plan_hash(),
-                        repairs=parsed.repairs,
+                        PlanProposed(
+                            source="planner",
+                            purpose=purpose,
+                            attempt=attempt,
+                            plan=parsed.plan.model_dump(mode="json"),
+                            plan_hash=parsed.plan.plan_hash(),
+                            repairs=parsed.repairs,
+                        )
                     )
                 return parsed.plan
             problems = parsed.problems
             if journal:
                 journal.emit(
-                    "plan.invalid",
-                    purpose=purpose,
-                    attempt=attempt,
-                    problems=[str(p) for p in problems],
-                    repairs=parsed.repairs,
+                    PlanInvalid(
+                        purpose=purpose,
+                        attempt=attempt,
+                        problems=[str(p) for p in problems],
+                        repairs=parsed.repairs,
+                    )
                 )
             feedback = render(
                 "feedback.md",
@@ -148,24 +150,23 @@ class Planner:
     ) -> LLMReply:
         if journal:
             journal.emit(
-                "llm.request",
-                purpose=purpose,
-                attempt=attempt,
-                model=self.client.model,
-                messages=messages,
+                LLMRequest(
+                    purpose=purpose, attempt=attempt, model=self.client.model, messages=messages
+                )
             )
         reply = self.client.complete(messages, schema=schema)
         if journal:
             journal.emit(
-                "llm.response",
-                purpose=purpose,
-                attempt=attempt,
-                text=reply.text,
-                usage=reply.usage,
-                latency_ms=reply.latency_ms,
-                mode=reply.mode,
-                model=reply.model,
-                retries=reply.retries,
+                LLMResponse(
+                    purpose=purpose,
+                    attempt=attempt,
+                    text=reply.text,
+                    usage=reply.usage,
+                    latency_ms=reply.latency_ms,
+                    mode=reply.mode,
+                    model=reply.model,
+                    retries=reply.retries,
+                )
             )
         return reply
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.executor import dependencies
+from stepgraph.journal import JournalEvent
 from stepgraph.model import RunResult, StepGraph
 from stepgraph.units import decode_value, format_value
 
@@ -70,7 +71,8 @@ class LiveProgress:
         finally:
             self.live.start()
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, typed: JournalEvent) -> None:
+        event = typed.model_dump()
         kind, step = event.get("event"), event.get("step")
         if kind == "plan.proposed":
             plan = StepGraph.model_validate(event["plan"])
