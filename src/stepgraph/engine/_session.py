@@ -263,7 +263,7 @@ class RunSession:
         )
         for sid, sig in signatures.items():
             if sid in reused:
-                execution.actions[sid] = self.completed[sig][1]  # verifiers need the arguments
+                execution.record(sid).args = self.completed[sig][1]  # verifiers need the arguments
             elif sid in execution.actions and sid not in refused:
                 self.runs_of_call[sig] += 1
             if sid in execution.values and sid not in reused:

@@ -3,7 +3,7 @@
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
 from stepgraph.executor._dask import DaskBackend, dask_backend
 from stepgraph.executor._reuse import plan_diff, step_signatures
-from stepgraph.executor._scheduler import Execution, Scheduler, execute
+from stepgraph.executor._scheduler import Execution, Scheduler, StepRecord, StepState, execute
 from stepgraph.executor._validate import build_graph, check_plan, dependencies, validate_plan
 
 __all__ = [
@@ -11,6 +11,8 @@ __all__ = [
     "DaskBackend",
     "Execution",
     "Scheduler",
+    "StepRecord",
+    "StepState",
     "ThreadBackend",
     "ToolCall",
     "build_graph",

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import networkx as nx
@@ -37,19 +38,72 @@ from stepgraph.tools.expression import Expression, bind
 from stepgraph.units import check_data, convert
 
 
+class StepState(StrEnum):
+    """Where a step ended up in one execution."""
+
+    STARTED = "started"  # launched; a final outcome follows
+    DONE = "done"
+    REUSED = "reused"  # its value came from an earlier round
+    FAILED = "failed"
+    SKIPPED = "skipped"  # an upstream step failed
+
+
+@dataclass
+class StepRecord:
+    """One step's outcome: its state, its value, the arguments it ran with, its error."""
+
+    step: str
+    state: StepState = StepState.STARTED
+    value: Any = None
+    args: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # the final error, or why the step was skipped
+
+
 @dataclass
 class Execution:
-    """What a run of the graph produced."""
+    """What a run of the graph produced: a record per step (plan order) and every attempt."""
 
-    values: dict[str, Any] = field(default_factory=dict)
+    records: dict[str, StepRecord] = field(default_factory=dict)
     observations: list[Observation] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
-    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    reused: set[str] = field(default_factory=set)
+
+    def record(self, step: str) -> StepRecord:
+        """The step's record, created on first use."""
+        found = self.records.get(step)
+        if found is None:
+            found = self.records[step] = StepRecord(step)
+        return found
+
+    def _where(self, *states: StepState) -> list[StepRecord]:
+        return [record for record in self.records.values() if record.state in states]
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Each step's value, for the steps that have one (ran now or reused)."""
+        return {r.step: r.value for r in self._where(StepState.DONE, StepState.REUSED)}
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """Each failed step's final error."""
+        return {r.step: r.error or "failed" for r in self._where(StepState.FAILED)}
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Each skipped step and why."""
+        return {r.step: r.error or "skipped" for r in self._where(StepState.SKIPPED)}
+
+    @property
+    def actions(self) -> dict[str, dict[str, Any]]:
+        """The arguments each step ran with (for verifiers: what to undo)."""
+        return {r.step: r.args for r in self.records.values() if r.args}
+
+    @property
+    def reused(self) -> set[str]:
+        """Steps whose value came from an earlier round."""
+        return {r.step for r in self._where(StepState.REUSED)}
 
 
 _OBSERVATIONS = TypeAdapter(list[Observation])
+_SETTLED = (StepState.REUSED, StepState.FAILED, StepState.SKIPPED)
 
 
 # Retries back off: the first waits this long, each next one twice as long, up to the cap.
@@ -123,8 +177,7 @@ class Scheduler:
         """Run every step that can run; return values, observations, failures and skips."""
         for step_id, value in self._reused.items():
             self.journal.emit(StepReused(step=step_id, value=value))
-            self.result.reused.add(step_id)
-            self._complete(step_id, value)
+            self._complete(step_id, value, StepState.REUSED)
         for step_id, reason in self._refused.items():
             step = self.graph.nodes[step_id]["step"]
             self._record_failure(step, 1, time.monotonic(), NonRetryableError(reason), final=True)
@@ -154,9 +207,8 @@ class Scheduler:
         # depend on which of two parallel steps happened to finish first.
         result = self.result
         result.observations = _OBSERVATIONS.validate_python(self._observations)
-        for name in ("values", "failed", "skipped", "actions"):
-            found = getattr(result, name)
-            setattr(result, name, {node: found[node] for node in self.graph if node in found})
+        records = result.records
+        result.records = {node: records[node] for node in self.graph if node in records}
         return result
 
     def _wait_for_completions(self) -> list[Future[Any]]:
@@ -218,7 +270,7 @@ class Scheduler:
         except ReferenceError_ as e:
             self._record_failure(step, number, started, NonRetryableError(str(e)), final=True)
             return None
-        self.result.actions[step.id] = args
+        self.result.record(step.id).args = args
         recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
         self.journal.emit(Action(step=step.id, tool=tool.name, args=recorded, attempt=number))
         return ToolCall(step, number, tool, args), _Attempt(
@@ -250,8 +302,9 @@ class Scheduler:
         self._observe(step.id, attempt.number, elapsed, final=True, ok=True, value=value)
         self._complete(step.id, value)
 
-    def _complete(self, step_id: str, value: Any) -> None:
-        self.result.values[step_id] = value
+    def _complete(self, step_id: str, value: Any, state: StepState = StepState.DONE) -> None:
+        record = self.result.record(step_id)
+        record.state, record.value = state, value
         self._scope[step_id] = value
         for successor in self.graph.successors(step_id):
             self._waiting[successor] -= 1
@@ -261,7 +314,10 @@ class Scheduler:
     def _settled(self, step_id: str) -> bool:
         """Reused, failed or skipped already: never to be launched."""
         result = self.result
-        return step_id in self._reused or step_id in result.failed or step_id in result.skipped
+        if step_id in self._reused:  # perhaps not completed yet, but never to be launched
+            return True
+        record = result.records.get(step_id)
+        return record is not None and record.state in _SETTLED
 
     def _expire(self, now: float) -> None:
         for future, attempt in list(self._running.items()):
@@ -309,11 +365,13 @@ class Scheduler:
         self._observe(step.id, number, elapsed, final=final, ok=False, error=message)
         if not final:
             return
-        self.result.failed[step.id] = message
+        record = self.result.record(step.id)
+        record.state, record.error = StepState.FAILED, message
         for descendant in sorted(nx.descendants(self.graph, step.id)):
-            if descendant not in self.result.skipped:
+            skipped = self.result.record(descendant)
+            if skipped.state is not StepState.SKIPPED:
                 reason = f"depends on '{step.id}', which failed: {message}"
-                self.result.skipped[descendant] = reason
+                skipped.state, skipped.error = StepState.SKIPPED, reason
                 self.journal.emit(StepSkipped(step=descendant, reason=reason))
 
     def _observe(
