@@ -219,8 +219,7 @@ def _tool_changes(recording: Recording, prepared: PreparedTask) -> list[Divergen
 
 
 def _payload(event: JournalEvent) -> dict[str, Any]:
-    data = event.model_dump()
-    return {key: data.get(key) for key in COMPARED[event.event]}
+    return {key: getattr(event, key, None) for key in COMPARED[event.event]}
 
 
 def compare(recorded: Journal, produced: Journal) -> list[Divergence]:

@@ -12,6 +12,10 @@ from stepgraph.journal._events import (
     JournalEvent,
     LLMResponse,
     ObservationEvent,
+    PlanApproved,
+    PlanEdited,
+    PlanProposed,
+    RunEnd,
     RunStart,
     StepReused,
 )
@@ -58,8 +62,8 @@ class Recording:
             inputs={k: decode_value(v) for k, v in start.inputs.items()},
         )
         for event in journal.events:
-            if event.event in ("plan.proposed", "plan.edited"):
-                plan = StepGraph.model_validate(event.model_dump()["plan"])
+            if isinstance(event, PlanProposed | PlanEdited):
+                plan = StepGraph.model_validate(event.plan)
                 recording.plans[plan.plan_hash()] = plan
         return recording
 
@@ -81,8 +85,8 @@ class Recording:
     @property
     def end_status(self) -> str | None:
         """How the run ended, or None if it was interrupted."""
-        ends = self.journal.of_kind("run.end")
-        return str(ends[-1].model_dump()["status"]) if ends else None
+        ends = [event for event in self.journal.events if isinstance(event, RunEnd)]
+        return ends[-1].status if ends else None
 
     def llm_texts(self) -> list[str]:
         """The model's answers, in order."""
@@ -90,12 +94,12 @@ class Recording:
 
     def prior(self) -> tuple[Prior | None, list[str]]:
         """State after the last approval: settled steps, and steps that started but never ended."""
-        approvals = [i for i, e in enumerate(self.journal.events) if e.event == "plan.approved"]
+        events = self.journal.events
+        approvals = [(i, e) for i, e in enumerate(events) if isinstance(e, PlanApproved)]
         if not approvals:
             return None, []
-        index = approvals[-1]
-        approved = self.journal.events[index]
-        plan = self.plans[approved.model_dump()["plan_hash"]]
+        index, approved = approvals[-1]
+        plan = self.plans[approved.plan_hash]
         rounds = sum(e.event == "plan.repair" for e in self.journal.events[:index])
         prior = Prior(plan=plan, round=rounds)
         started: list[str] = []
