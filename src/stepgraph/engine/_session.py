@@ -12,8 +12,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
+from stepgraph.engine._answer import compose_answer, failures_of
 from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
@@ -34,7 +33,6 @@ from stepgraph.exceptions import (
 from stepgraph.executor import (
     Backend,
     Execution,
-    build_graph,
     check_plan,
     execute,
     plan_diff,
@@ -57,13 +55,11 @@ from stepgraph.journal import (
     RunResume,
     RunStart,
 )
-from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict, VerdictKind
+from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict
 from stepgraph.planner import Planner
-from stepgraph.references import ReferenceError_, find_references, lookup, resolve
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
-from stepgraph.units import format_value
-from stepgraph.verifiers import trace_answer, verify
+from stepgraph.verifiers import verify
 
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
@@ -190,7 +186,7 @@ class RunSession:
             execution, verdicts = self._execute(
                 plan, prior if round_number == first_round else None
             )
-            failures = _failures(execution, verdicts)
+            failures = failures_of(execution, verdicts)
             planner = self.config.planner
             if not failures or planner is None or round_number == rounds:
                 break
@@ -207,7 +203,9 @@ class RunSession:
             if approved is None:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
             plan = approved
-        answer, answer_verdict = self._answer(plan, execution, verdicts)
+        answer, answer_verdict = compose_answer(
+            self.prepared, plan, execution, verdicts, self.config.planner, self.journal
+        )
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
             self._journal_verdicts([answer_verdict])
@@ -363,43 +361,6 @@ class RunSession:
             )
         )
 
-    def _answer(
-        self, plan: StepGraph, execution: Execution, verdicts: list[Verdict]
-    ) -> tuple[str, Verdict | None]:
-        """The answer, or ``no answer: ...`` saying what is missing.
-
-        No answer is made up from failed steps or failed verifications. A template that
-        cannot be rendered although nothing failed adds a failed `answer` verdict, so
-        such a run is never verified.
-        """
-        template = self.prepared.task.answer or plan.answer
-        scope = {"inputs": self.prepared.inputs, **execution.values}
-        problems = _failures(execution, verdicts)  # non-empty: the status already says so
-        rendered: Any = None
-        if template:
-            try:
-                rendered = resolve(template, scope)
-            except ReferenceError_:
-                text = f"no answer: {_missing(template, scope, plan, execution)}"
-                return text, None if problems else _failed_answer(text)
-        if problems:
-            return f"no answer: {'; '.join(problems)}", None
-        if template:
-            return (rendered if isinstance(rendered, str) else format_value(rendered)), None
-        planner = self.config.planner
-        if planner is None:  # every step ran and verified: name the plan's final value
-            last = [step.id for step in plan.steps if step.id in execution.values][-1:]
-            if not last:
-                text = "no answer: the plan produced no value to answer with"
-                return text, _failed_answer(text)
-            return "; ".join(f"{s} = {format_value(execution.values[s])}" for s in last), None
-        text = planner.answer(self.prepared.task.goal, execution.values, self.journal)
-        sources = {
-            **execution.values,
-            **{f"inputs.{k}": v for k, v in self.prepared.inputs.items()},
-        }
-        return text, trace_answer(text, sources)
-
     def _result(
         self,
         plan: StepGraph | None,
@@ -429,59 +390,3 @@ class RunSession:
     def _end(self, status: str) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
         self.journal.emit(RunEnd(status=status, duration_ms=elapsed))
-
-
-def _failed_answer(text: str) -> Verdict:
-    return Verdict(kind=VerdictKind.ANSWER, passed=False, description=text)
-
-
-def _missing(template: str, scope: dict[str, Any], plan: StepGraph, execution: Execution) -> str:
-    """Why the template's references have no value, each failed step's error said once."""
-    graph = build_graph(plan.steps)
-    said: set[str] = set()
-    reasons: list[str] = []
-    for reference in find_references(template):
-        name = reference.step
-        if name in execution.failed:
-            error = "" if name in said else f": {execution.failed[name]}"
-            reason = f"step '{name}' failed{error}"
-            said.add(name)
-        elif name in execution.skipped:
-            upstream = _failed_upstream(graph, name, execution)
-            if not upstream:
-                reason = f"step '{name}' was skipped: {execution.skipped[name]}"
-            elif upstream in said:
-                reason = f"step '{name}' was skipped (step '{upstream}' failed)"
-            else:
-                said.add(upstream)
-                error = execution.failed[upstream]
-                reason = f"step '{name}' was skipped: step '{upstream}' failed: {error}"
-        elif name not in scope and name not in graph:
-            reason = f"{reference.text}: the plan has no step '{name}'"
-        else:
-            try:
-                lookup(reference, scope)
-                continue
-            except ReferenceError_ as e:
-                reason = str(e)
-        if reason not in reasons:
-            reasons.append(reason)
-    return "; ".join(reasons) or "the answer template cannot be rendered"
-
-
-def _failed_upstream(graph: nx.DiGraph, step: str, execution: Execution) -> str:
-    """The first failed step (in plan order) that a skipped step depends on."""
-    ancestors = nx.ancestors(graph, step)
-    return next((name for name in execution.failed if name in ancestors), "")
-
-
-def _failures(execution: Execution, verdicts: list[Verdict]) -> list[str]:
-    """What a repair must address: failed steps, then failed verifications."""
-    failures = [f"step '{step}' failed: {error}" for step, error in execution.failed.items()]
-    failures += [
-        f"verification failed ({v.kind.value}{', step ' + repr(v.step) if v.step else ''}): "
-        f"{v.description}"
-        for v in verdicts
-        if not v.passed
-    ]
-    return failures

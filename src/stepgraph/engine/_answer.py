@@ -1,0 +1,118 @@
+"""The answer stage: the answer template rendered, or the model's words traced to steps.
+
+No answer is made up: when a step or a verification failed, the answer says what is
+missing and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from stepgraph.executor import Execution, build_graph
+from stepgraph.journal import JournalWriter
+from stepgraph.model import StepGraph, Verdict, VerdictKind
+from stepgraph.planner import Planner
+from stepgraph.references import ReferenceError_, find_references, lookup, resolve
+from stepgraph.task import PreparedTask
+from stepgraph.units import format_value
+from stepgraph.verifiers import trace_answer
+
+
+def compose_answer(
+    task: PreparedTask,
+    plan: StepGraph,
+    execution: Execution,
+    verdicts: list[Verdict],
+    planner: Planner | None,
+    journal: JournalWriter,
+) -> tuple[str, Verdict | None]:
+    """The answer, or ``no answer: ...`` saying what is missing.
+
+    No answer is made up from failed steps or failed verifications. A template that
+    cannot be rendered although nothing failed adds a failed `answer` verdict, so
+    such a run is never verified.
+    """
+    template = task.answer or plan.answer
+    scope = {"inputs": task.inputs, **execution.values}
+    problems = failures_of(execution, verdicts)  # non-empty: the status already says so
+    rendered: Any = None
+    if template:
+        try:
+            rendered = resolve(template, scope)
+        except ReferenceError_:
+            text = f"no answer: {_missing(template, scope, plan, execution)}"
+            return text, None if problems else _failed_answer(text)
+    if problems:
+        return f"no answer: {'; '.join(problems)}", None
+    if template:
+        return (rendered if isinstance(rendered, str) else format_value(rendered)), None
+    if planner is None:  # every step ran and verified: name the plan's final value
+        last = [step.id for step in plan.steps if step.id in execution.values][-1:]
+        if not last:
+            text = "no answer: the plan produced no value to answer with"
+            return text, _failed_answer(text)
+        return "; ".join(f"{s} = {format_value(execution.values[s])}" for s in last), None
+    text = planner.answer(task.task.goal, execution.values, journal)
+    sources = {
+        **execution.values,
+        **{f"inputs.{k}": v for k, v in task.inputs.items()},
+    }
+    return text, trace_answer(text, sources)
+
+
+def _failed_answer(text: str) -> Verdict:
+    return Verdict(kind=VerdictKind.ANSWER, passed=False, description=text)
+
+
+def _missing(template: str, scope: dict[str, Any], plan: StepGraph, execution: Execution) -> str:
+    """Why the template's references have no value, each failed step's error said once."""
+    graph = build_graph(plan.steps)
+    said: set[str] = set()
+    reasons: list[str] = []
+    for reference in find_references(template):
+        name = reference.step
+        if name in execution.failed:
+            error = "" if name in said else f": {execution.failed[name]}"
+            reason = f"step '{name}' failed{error}"
+            said.add(name)
+        elif name in execution.skipped:
+            upstream = _failed_upstream(graph, name, execution)
+            if not upstream:
+                reason = f"step '{name}' was skipped: {execution.skipped[name]}"
+            elif upstream in said:
+                reason = f"step '{name}' was skipped (step '{upstream}' failed)"
+            else:
+                said.add(upstream)
+                error = execution.failed[upstream]
+                reason = f"step '{name}' was skipped: step '{upstream}' failed: {error}"
+        elif name not in scope and name not in graph:
+            reason = f"{reference.text}: the plan has no step '{name}'"
+        else:
+            try:
+                lookup(reference, scope)
+                continue
+            except ReferenceError_ as e:
+                reason = str(e)
+        if reason not in reasons:
+            reasons.append(reason)
+    return "; ".join(reasons) or "the answer template cannot be rendered"
+
+
+def _failed_upstream(graph: nx.DiGraph, step: str, execution: Execution) -> str:
+    """The first failed step (in plan order) that a skipped step depends on."""
+    ancestors = nx.ancestors(graph, step)
+    return next((name for name in execution.failed if name in ancestors), "")
+
+
+def failures_of(execution: Execution, verdicts: list[Verdict]) -> list[str]:
+    """What a repair must address: failed steps, then failed verifications."""
+    failures = [f"step '{step}' failed: {error}" for step, error in execution.failed.items()]
+    failures += [
+        f"verification failed ({v.kind.value}{', step ' + repr(v.step) if v.step else ''}): "
+        f"{v.description}"
+        for v in verdicts
+        if not v.passed
+    ]
+    return failures
