@@ -29,7 +29,7 @@ class SlowScriptedModel:
         self.prompt_chars = 0
 
     def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, attempt: int = 1
     ) -> LLMReply:
         """The next answer, after the simulated latency."""
         self.calls += 1

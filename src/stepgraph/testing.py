@@ -43,7 +43,7 @@ class ScriptedLLM:
             raise TaskFileError(f"not a scripted-responses file: {e}", path=str(path)) from e
 
     def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, attempt: int = 1
     ) -> LLMReply:
         """Return the next prepared response; running out is an `LLMError`."""
         self.requests.append([dict(message) for message in messages])

@@ -135,7 +135,7 @@ class ReplayLLM:
         self.model = model
 
     def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, attempt: int = 1
     ) -> LLMReply:
         """The next recorded answer; asking for more than the record holds is an error."""
         if not self._texts:

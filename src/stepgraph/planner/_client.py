@@ -1,9 +1,15 @@
 """Talking to a model: any OpenAI-compatible Chat Completions endpoint, through the openai SDK.
 
-Retries of HTTP 408/409/429/5xx and timeouts, with exponential backoff that honours
-``Retry-After``, are the SDK's own (``max_retries``); we do not write a second loop.
-What we add is the response-format fallback: a strict JSON schema where the endpoint
-takes it, else JSON mode, else plain text, remembered for the rest of the run.
+Response formats: a strict JSON schema where the endpoint takes it, else JSON mode
+carrying the schema (llama.cpp's server and vLLM constrain the output with it), else
+plain JSON mode, else plain text. In `auto` a refusal of the format, in any 4xx or 5xx
+body, moves to the next one at once (llama-cpp-python answers json_schema with HTTP
+500); what worked is remembered for the rest of the run and journaled with each reply.
+
+Retries are ours, not the SDK's: the SDK would also re-send a request that timed out,
+while a local server is still computing the abandoned one, so work piles up. Here
+429, 5xx and refused connections are retried with backoff (honouring ``Retry-After``);
+a timeout is reported at once, with every attempt and how long it took.
 """
 
 from __future__ import annotations
@@ -20,8 +26,17 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from stepgraph.exceptions import LLMError
 
 Message = dict[str, str]
-ResponseMode = Literal["json_schema", "json_object", "text"]
-MODES: tuple[ResponseMode, ...] = ("json_schema", "json_object", "text")
+ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
+ResponseMode = Literal["json_schema", "json_object+schema", "json_object", "text"]
+MODES: tuple[ResponseMode, ...] = ("json_schema", "json_object+schema", "json_object", "text")
+_LADDERS: dict[ResponseFormat, tuple[ResponseMode, ...]] = {
+    "auto": MODES,
+    "json_schema": ("json_schema",),
+    "json_object": ("json_object+schema", "json_object"),
+    "text": ("text",),
+}
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema")
+BACKOFF_SECONDS = 0.5
 
 
 @dataclass
@@ -42,9 +57,16 @@ class LLMClient(Protocol):
     model: str
 
     def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
     ) -> LLMReply:
-        """Answer the conversation; with `schema`, ask for JSON in that shape."""
+        """Answer the conversation; with `schema`, ask for JSON in that shape.
+
+        `attempt` counts the tries at one answer: later ones may sample differently.
+        """
         ...
 
 
@@ -68,8 +90,25 @@ class LLMSettings(BaseSettings):
         validation_alias=AliasChoices("model", "STEPGRAPH_MODEL"),
         description="Model name as the endpoint knows it.",
     )
-    timeout: float = Field(60.0, gt=0, description="Seconds per HTTP request.")
-    max_retries: int = Field(3, ge=0, le=10, description="SDK retries of 429/5xx/timeouts.")
+    timeout: float = Field(
+        300.0,
+        gt=0,
+        validation_alias=AliasChoices("timeout", "STEPGRAPH_TIMEOUT"),
+        description="Seconds one request may take; a CPU server needs minutes for a plan.",
+    )
+    max_retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        validation_alias=AliasChoices("max_retries", "STEPGRAPH_MAX_RETRIES"),
+        description="Retries of HTTP 429, 5xx and refused connections (never of a timeout).",
+    )
+    response_format: ResponseFormat = Field(
+        "auto",
+        validation_alias=AliasChoices("response_format", "STEPGRAPH_RESPONSE_FORMAT"),
+        description="auto (try json_schema, json_object with the schema, json_object, text) "
+        "or one of them.",
+    )
 
     @property
     def configured(self) -> bool:
@@ -85,52 +124,99 @@ class OpenAIClient:
         self.model = settings.model
         key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"
         self._client = openai.OpenAI(
-            base_url=settings.base_url,
-            api_key=key,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
+            base_url=settings.base_url, api_key=key, timeout=settings.timeout, max_retries=0
         )
         self.mode: ResponseMode | None = None  # the first format the endpoint accepted
 
     def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
     ) -> LLMReply:
-        """One completion; a response format the endpoint rejects falls back to the next."""
-        modes: Sequence[ResponseMode] = (
-            ("text",) if schema is None else ((self.mode,) if self.mode else MODES)
-        )
-        for index, mode in enumerate(modes):
+        """One completion; a response format the endpoint refuses falls back to the next."""
+        if schema is None:
+            return self._send(messages, "text", None, attempt)
+        modes = [self.mode] if self.mode else list(_LADDERS[self.settings.response_format])
+        while True:
+            mode = modes.pop(0)
             try:
-                reply = self._create(messages, mode, schema)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as e:
-                if index + 1 < len(modes):
-                    continue  # this endpoint does not take this response_format
-                raise LLMError(_status_message(e), status=e.status_code) from e
-            if schema is not None:
-                self.mode = mode
+                reply = self._send(messages, mode, schema, attempt)
+            except _Refused as e:
+                if mode == "json_object+schema" and "schema" not in e.body:
+                    modes = [m for m in modes if m != "json_object"]  # JSON mode itself refused
+                if not modes:
+                    raise LLMError(e.message, status=e.status) from None
+                continue
+            self.mode = mode
             return reply
-        raise AssertionError("unreachable: the last mode raises or returns")
+
+    def _send(
+        self,
+        messages: Sequence[Message],
+        mode: ResponseMode,
+        schema: dict[str, Any] | None,
+        attempt: int,
+    ) -> LLMReply:
+        """One request, retried on 429/5xx/refused connections; a timeout is final."""
+        took: list[float] = []
+        probing = schema is not None and self.mode is None  # a refusal must fail fast
+        for number in range(1, self.settings.max_retries + 2):
+            started = time.monotonic()
+            try:
+                reply = self._create(messages, mode, schema, attempt)
+            except openai.APITimeoutError as e:
+                took.append(time.monotonic() - started)
+                raise LLMError(
+                    f"the model endpoint timed out after {self.settings.timeout:g} s "
+                    f"({_attempts(took)}); a timed-out request is not sent again, since the "
+                    "server may still be working on it: raise --timeout for a slow server"
+                ) from e
+            except openai.APIStatusError as e:
+                took.append(time.monotonic() - started)
+                body = e.response.text[:500] if e.response is not None else ""
+                refused = e.status_code in (400, 422) or (
+                    e.status_code >= 500 and any(word in body for word in _FORMAT_WORDS)
+                )
+                if refused and (probing or e.status_code in (400, 422)) and mode != "text":
+                    raise _Refused(_status_message(e), e.status_code, body) from e
+                if not _retryable(e.status_code) or number > self.settings.max_retries:
+                    raise LLMError(
+                        f"{_status_message(e)} ({_attempts(took)})", status=e.status_code
+                    ) from e
+                time.sleep(_retry_after(e) or BACKOFF_SECONDS * 2 ** (number - 1))
+                continue
+            except openai.APIConnectionError as e:
+                took.append(time.monotonic() - started)
+                if number > self.settings.max_retries:
+                    raise LLMError(
+                        f"cannot reach the model endpoint {self._client.base_url}: {e} "
+                        f"({_attempts(took)})"
+                    ) from e
+                time.sleep(BACKOFF_SECONDS * 2 ** (number - 1))
+                continue
+            reply.retries = number - 1
+            return reply
+        raise AssertionError("unreachable: the last attempt raises or returns")
 
     def _create(
-        self, messages: Sequence[Message], mode: ResponseMode, schema: dict[str, Any] | None
+        self,
+        messages: Sequence[Message],
+        mode: ResponseMode,
+        schema: dict[str, Any] | None,
+        attempt: int,
     ) -> LLMReply:
         started = time.monotonic()
         try:
-            raw = self._client.chat.completions.with_raw_response.create(
+            completion = self._client.chat.completions.create(
                 model=self.model,
                 messages=list(messages),  # type: ignore[arg-type]
-                temperature=0,
+                **_sampling(attempt),
                 **_response_format(mode, schema),
             )
-            completion = raw.parse()
-        except (openai.BadRequestError, openai.UnprocessableEntityError):
+        except (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError):
             raise
-        except openai.APIStatusError as e:
-            raise LLMError(_status_message(e), status=e.status_code) from e
-        except openai.APITimeoutError as e:
-            raise LLMError(f"the model endpoint timed out after {self.settings.timeout:g} s") from e
-        except openai.APIConnectionError as e:
-            raise LLMError(f"cannot reach the model endpoint {self._client.base_url}: {e}") from e
         except (openai.APIResponseValidationError, ValueError) as e:
             raise LLMError(f"the endpoint's answer is not a chat completion: {e}") from e
         choices = getattr(completion, "choices", None)
@@ -144,15 +230,50 @@ class OpenAIClient:
             latency_ms=round((time.monotonic() - started) * 1000, 3),
             mode=mode,
             model=self.model,
-            retries=raw.retries_taken,
         )
+
+
+class _Refused(Exception):  # noqa: N818  # internal signal: try the next response format
+    def __init__(self, message: str, status: int, body: str) -> None:
+        super().__init__(message)
+        self.message, self.status, self.body = message, status, body
+
+
+def _sampling(attempt: int) -> dict[str, Any]:
+    """Greedy first; a retry samples a little more widely, so it is not the same answer."""
+    if attempt <= 1:
+        return {"temperature": 0}
+    return {"temperature": min(0.3 * (attempt - 1), 1.0), "seed": attempt}
+
+
+def _retryable(status: int) -> bool:
+    return status in (408, 409, 429) or status >= 500
+
+
+def _retry_after(error: openai.APIStatusError) -> float | None:
+    headers = error.response.headers if error.response is not None else {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return min(float(value) * scale, 60.0)
+            except ValueError:
+                return None
+    return None
+
+
+def _attempts(took: list[float]) -> str:
+    times = ", ".join(f"{seconds:.1f} s" for seconds in took)
+    return f"{len(took)} attempt{'s' if len(took) > 1 else ''}: {times}"
 
 
 def _response_format(mode: ResponseMode, schema: dict[str, Any] | None) -> dict[str, Any]:
     if mode == "json_schema" and schema is not None:
         spec = {"name": "step_graph", "schema": schema, "strict": True}
         return {"response_format": {"type": "json_schema", "json_schema": spec}}
-    if mode == "json_object":
+    if mode == "json_object+schema" and schema is not None:
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if mode in ("json_object", "json_object+schema"):
         return {"response_format": {"type": "json_object"}}
     return {}
 

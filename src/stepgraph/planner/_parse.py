@@ -50,6 +50,7 @@ class ParsedPlan:
     plan: StepGraph | None
     problems: list[PlanProblem] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
+    data: dict[str, Any] | None = None  # the JSON object as read, to quote in feedback
 
 
 def extract_json(text: str) -> str | None:
@@ -187,9 +188,9 @@ def parse_plan(
     try:
         plan = StepGraph.model_validate(data)
     except ValidationError as e:
-        return ParsedPlan(None, _schema_problems(e, data), repairs)
+        return ParsedPlan(None, _schema_problems(e, data), repairs, data)
     try:
         validate_plan(plan, tools, inputs, checks, answer=answer)
     except PlanValidationError as e:
-        return ParsedPlan(None, e.problems, repairs)
-    return ParsedPlan(plan, [], repairs)
+        return ParsedPlan(None, e.problems, repairs, data)
+    return ParsedPlan(plan, [], repairs, data)

@@ -10,7 +10,7 @@ from stepgraph.exceptions import PlanningError, PlanProblem
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
-from stepgraph.planner._parse import parse_plan
+from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
@@ -96,11 +96,16 @@ class Planner:
         journal: JournalWriter | None,
     ) -> StepGraph:
         problems: list[PlanProblem] = []
+        refused: dict[str, list[PlanProblem]] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
             reply = self._ask(messages, purpose, attempt, plan_schema(), journal)
-            parsed = parse_plan(
-                reply.text, task.tools, task.inputs, task.extra_checks, answer=task.answer
-            )
+            again = refused.get(_normalized(reply.text))
+            if again is not None:
+                parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again])
+            else:
+                parsed = parse_plan(
+                    reply.text, task.tools, task.inputs, task.extra_checks, answer=task.answer
+                )
             if parsed.plan is not None:
                 if journal:
                     journal.emit(
@@ -114,7 +119,10 @@ class Planner:
                         )
                     )
                 return parsed.plan
-            problems = parsed.problems
+            problems = list({str(p): p for p in parsed.problems}.values())  # each one once
+            refused.setdefault(
+                _normalized(reply.text), [p for p in problems if p.message != REPEATED]
+            )
             if journal:
                 journal.emit(
                     PlanInvalid(
@@ -126,7 +134,7 @@ class Planner:
                 )
             feedback = render(
                 "feedback.md",
-                problems="\n".join(f"- {problem}" for problem in problems),
+                problems=_quoted(problems, parsed.data),
                 tools=", ".join(task.tools.names()),
             )
             messages = [
@@ -154,7 +162,7 @@ class Planner:
                     purpose=purpose, attempt=attempt, model=self.client.model, messages=messages
                 )
             )
-        reply = self.client.complete(messages, schema=schema)
+        reply = self.client.complete(messages, schema=schema, attempt=attempt)
         if journal:
             journal.emit(
                 LLMResponse(
@@ -169,6 +177,31 @@ class Planner:
                 )
             )
         return reply
+
+
+REPEATED = (
+    "this answer is identical to one already refused; nothing in it changed. "
+    "Fix each problem listed below in the plan itself"
+)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _quoted(problems: list[PlanProblem], data: dict[str, Any] | None) -> str:
+    """Each problem on its line, followed by the step it is about as the model wrote it."""
+    steps = data.get("steps") if isinstance(data, dict) else None
+    written = {
+        step.get("id"): step for step in steps or [] if isinstance(step, dict) and "id" in step
+    }
+    lines = []
+    for problem in problems:
+        lines.append(f"- {problem}")
+        fragment = written.get(problem.step) if problem.step else None
+        if fragment is not None:
+            lines.append(f"  you wrote: {json.dumps(fragment, ensure_ascii=False)}")
+    return "\n".join(lines)
 
 
 def _listed(values: Mapping[str, Any]) -> str:
