@@ -123,7 +123,7 @@ def test_a_tool_that_raises_exits_step_failed_and_keeps_other_observations(tmp_p
     journal = tmp_path / "j.jsonl"
     result = invoke("run", path, "--journal", journal)
     assert result.exit_code == ExitCode.STEP_FAILED
-    assert "a: RuntimeError: disk on fire" in flat(result.output)
+    assert "[a] observation: ERROR RuntimeError: disk on fire" in flat(result.output)
     observed = {e.step: e.ok for e in read_journal(journal).of_kind("observation")}
     assert observed == {"a": False, "b": True}
 

@@ -12,10 +12,20 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from stepgraph.cli.render._lines import render_event
 from stepgraph.executor import dependencies
-from stepgraph.journal import JournalEvent
+from stepgraph.journal import (
+    Action,
+    JournalEvent,
+    LLMRequest,
+    ObservationEvent,
+    PlanInvalid,
+    PlanProposed,
+    PlanRepair,
+    StepReused,
+    StepSkipped,
+)
 from stepgraph.model import RunResult, StepGraph
-from stepgraph.units import decode_value, format_value
 
 _STYLES = {
     "waiting": "dim",
@@ -26,6 +36,9 @@ _STYLES = {
     "skipped": "magenta",
 }
 _SETTLED = ("ok", "reused", "failed", "skipped")
+# The events printed while a run is on screen; thoughts, actions and verdicts are left
+# to the plan table, the live step table and the verification table after the run.
+_PRINTED = (LLMRequest, PlanInvalid, PlanRepair, StepReused, ObservationEvent, StepSkipped)
 
 
 def plan_table(plan: StepGraph) -> Table:
@@ -71,53 +84,31 @@ class LiveProgress:
         finally:
             self.live.start()
 
-    def __call__(self, typed: JournalEvent) -> None:
-        event = typed.model_dump()
-        kind, step = event.get("event"), event.get("step")
-        if kind == "plan.proposed":
-            plan = StepGraph.model_validate(event["plan"])
-            self.console.print(plan_table(plan))
+    def __call__(self, event: JournalEvent) -> None:
+        if isinstance(event, PlanProposed):
+            plan = StepGraph.model_validate(event.plan)
+            self.console.print(plan_table(plan))  # the plan as a table, not as a line
             self.states = {s.id: "waiting" for s in plan.steps}
-        elif kind in ("llm.request", "plan.invalid", "plan.repair"):
-            self._planner_event(kind, event)
-        elif kind == "step.reused" and step:
-            self.states[step] = "reused"
-            value = format_value(decode_value(event["value"]))
-            self.console.print(Text.assemble(("  kept ", "cyan"), f"{step} = {value} (ran before)"))
-        elif kind == "action" and step:
-            self.states[step] = "running"
-            self.notes[step] = f"attempt {event['attempt']}" if event["attempt"] > 1 else ""
-        elif kind == "observation" and step:
-            self._observation(step, event)
-        elif kind == "step.skipped" and step:
-            self.states[step] = "skipped"
-            self.console.print(Text(f"  skip {step}: {event['reason']}", style="magenta"))
+        elif event.step is not None:
+            self._track(event, event.step)
+        if isinstance(event, _PRINTED):
+            line = render_event(event)
+            if line is not None:
+                self.console.print(line, highlight=False)
         self.live.update(self._render())
 
-    def _planner_event(self, kind: str, event: dict[str, Any]) -> None:
-        if kind == "llm.request":
-            line = f"asking the model ({event['purpose']}, attempt {event['attempt']})"
-            self.console.print(Text(line, style="dim"))
-        elif kind == "plan.invalid":
-            problems = "; ".join(event["problems"])
-            self.console.print(Text(f"  plan rejected: {problems}", style="yellow"))
-        else:
-            diff = event["diff"]
-            changed = ", ".join([*diff["added"], *diff["changed"]]) or "checks or answer only"
-            line = f"repair round {event['round']}: changed {changed}"
-            self.console.print(Text(line, style="bold yellow"))
-
-    def _observation(self, step: str, event: dict[str, Any]) -> None:
-        took = f"{event['duration_ms']:.1f} ms"
-        if event["ok"]:
-            self.states[step] = "ok"
-            value = format_value(decode_value(event["value"]))
-            self.console.print(Text.assemble(("  ok   ", "green"), f"{step} = {value}  ({took})"))
-        else:
-            self.states[step] = "failed" if event["final"] else "running"
-            again = "" if event["final"] else ", retrying"
-            line = f"{step}: {event['error']}  ({took}, attempt {event['attempt']}{again})"
-            self.console.print(Text.assemble(("  fail ", "red"), line))
+    def _track(self, event: JournalEvent, step: str) -> None:
+        """Move the step's state in the live table."""
+        if isinstance(event, Action):
+            self.states[step] = "running"
+            self.notes[step] = f"attempt {event.attempt}" if event.attempt > 1 else ""
+        elif isinstance(event, ObservationEvent):
+            failed = "failed" if event.final else "running"
+            self.states[step] = "ok" if event.ok else failed
+        elif isinstance(event, StepReused):
+            self.states[step] = "reused"
+        elif isinstance(event, StepSkipped):
+            self.states[step] = "skipped"
 
     def _render(self) -> Group:
         running = [step for step, state in self.states.items() if state == "running"]
