@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
+from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
@@ -304,5 +305,6 @@ def list_tools(
 
 
 register(app)
+register_eval(app)
 
 __all__ = ["app"]

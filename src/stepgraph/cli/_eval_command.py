@@ -1,0 +1,211 @@
+"""`stepgraph eval`: run a suite of goals against a model and report what it got right."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from stepgraph.cli._errors import STATUS_EXIT, ExitCode, handle_errors
+from stepgraph.engine import Engine
+from stepgraph.evaluation import GoalOutcome, error_kind, load_suite, report_document, totals
+from stepgraph.evaluation import run_suite as run_goals
+from stepgraph.exceptions import TaskFileError
+from stepgraph.model import RunResult
+from stepgraph.planner import LLMSettings, OpenAIClient, Planner
+from stepgraph.testing import ScriptedLLM
+
+# The same exit statuses `stepgraph run` documents, by the evaluation's error kinds.
+_KIND_EXIT = {
+    "invalid": ExitCode.INVALID,
+    "model_failed": ExitCode.MODEL_FAILED,
+    "not_run": ExitCode.NOT_RUN,
+    "error": ExitCode.INVALID,
+    "internal": ExitCode.INTERNAL,
+}
+
+
+def _exit_code(subject: RunResult | BaseException) -> int:
+    if isinstance(subject, RunResult):
+        return int(STATUS_EXIT[subject.status])
+    return int(_KIND_EXIT[error_kind(subject)])
+
+
+def _planner(
+    scripted: Path | None,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    plan_retries: int,
+) -> Planner:
+    # As `stepgraph run` builds it (cli/_commands.py); copied rather than imported, since
+    # _commands imports this module to register the command.
+    if scripted is not None:
+        return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
+    flags = {"base_url": base_url, "model": model, "api_key": api_key}
+    settings = LLMSettings(**{key: value for key, value in flags.items() if value})  # type: ignore[arg-type]
+    if not settings.configured:
+        raise TaskFileError(
+            "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
+        )
+    return Planner(OpenAIClient(settings), plan_retries=plan_retries)
+
+
+@handle_errors
+def eval_command(
+    suite_path: Annotated[Path, typer.Argument(help="A suite file (YAML).", show_default=False)],
+    runs: Annotated[int, typer.Option(min=1, max=100, help="Runs of each goal.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    goal: Annotated[
+        list[str] | None, typer.Option("--goal", help="Only this goal id (repeatable).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N goals (after --goal).")
+    ] = None,
+    journal_dir: Annotated[
+        Path | None, typer.Option(help="Where the journals go (default: runs/eval-<utc-time>/).")
+    ] = None,
+    scripted: Annotated[
+        Path | None, typer.Option(help="Answer as the model from a scripted responses file.")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="OPENAI_BASE_URL", show_envvar=True, help="OpenAI-compatible endpoint."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(envvar="STEPGRAPH_MODEL", show_envvar=True, help="Model name.")
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="OPENAI_API_KEY", show_envvar=True, help="API key; prefer the env."),
+    ] = None,
+    plan_retries: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
+    repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
+) -> None:
+    """Run each goal of a suite, compare with the expected answers, report per goal and in total.
+
+    Exits 0 when the suite ran, whatever the goals did (the report says); 3 for a bad suite.
+    """
+    suite = load_suite(suite_path)
+    chosen = [g for g in suite.goals if not goal or g.id in goal]
+    if goal and len({g.id for g in chosen}) < len(set(goal)):
+        unknown = sorted(set(goal) - {g.id for g in chosen})
+        raise TaskFileError(f"no goal with id: {', '.join(unknown)}", path=str(suite_path))
+    chosen = chosen[:limit] if limit else chosen
+    planner = _planner(scripted, base_url, model, api_key, plan_retries)
+    started = datetime.now(UTC)
+    folder = journal_dir or Path("runs") / f"eval-{started.strftime('%Y%m%dT%H%M%SZ')}"
+    console = Console(stderr=True)
+    outcomes = run_goals(
+        suite,
+        Engine(planner=planner, repair_rounds=repair_rounds),
+        base_dir=suite_path.resolve().parent,
+        journal_dir=folder,
+        runs=runs,
+        goals=chosen,
+        exit_code_of=_exit_code,
+        on_outcome=lambda outcome: console.print(_progress_line(outcome), highlight=False),
+    )
+    header = {
+        "suite": suite.name,
+        "suite_file": str(suite_path),
+        "started": started.isoformat(timespec="seconds"),
+        "model": "scripted" if scripted else planner.client.model,
+        "base_url": None if scripted else base_url,
+        "runs_per_goal": runs,
+        "plan_retries": plan_retries,
+        "repair_rounds": repair_rounds,
+        "journal_dir": str(folder),
+    }
+    document = report_document(outcomes, header=header)
+    if as_json:
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    else:
+        _show(Console(), outcomes, document)
+
+
+def _progress_line(outcome: GoalOutcome) -> Text:
+    mark = "verified" if outcome.verified else (outcome.error_kind or outcome.status)
+    right = "correct" if outcome.correct else "wrong"
+    return Text(
+        f"{outcome.goal} #{outcome.run}: {mark}, {right} "
+        f"({outcome.model_calls} calls, {outcome.wall_s:.1f} s)",
+        style="dim",
+    )
+
+
+def _mark(flag: bool) -> str:
+    return "[green]yes[/]" if flag else "[red]no[/]"
+
+
+def _plan(outcome: GoalOutcome) -> str:
+    if outcome.first_plan_valid:
+        return "[green]1st[/]"
+    return "[yellow]retry[/]" if outcome.valid else "[red]none[/]"
+
+
+def _got(outcome: GoalOutcome) -> str:
+    if outcome.error:
+        return f"{outcome.error_kind}: {' '.join(outcome.error.split())[:160]}"
+    return outcome.matched or (outcome.answer or "")[:100]
+
+
+def _show(console: Console, outcomes: list[GoalOutcome], document: dict[str, Any]) -> None:
+    table = Table(title=f"Suite {document['suite']}")
+    for name in ("goal", "run", "plan", "verified", "correct", "expected"):
+        table.add_column(name, no_wrap=True)
+    for name in ("calls", "tokens in/out", "s", "exit"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("got (or error)", overflow="fold", min_width=20)
+    for o in outcomes:
+        correct = "[bold red]WRONG[/]" if o.verified_wrong else _mark(o.correct)
+        table.add_row(
+            o.goal,
+            str(o.run),
+            _plan(o),
+            _mark(o.verified),
+            correct,
+            o.expected,
+            str(o.model_calls),
+            f"{o.prompt_tokens}/{o.completion_tokens}",
+            f"{o.wall_s:.1f}",
+            "" if o.exit_code is None else str(o.exit_code),
+            Text(_got(o)),
+        )
+    t = totals(outcomes)
+    table.add_section()
+    table.add_row(
+        "total",
+        str(t.runs),
+        f"{t.first_plan_valid}/{t.valid}",
+        str(t.verified),
+        str(t.correct),
+        "",
+        str(t.model_calls),
+        f"{t.prompt_tokens}/{t.completion_tokens}",
+        f"{t.wall_s:.1f}",
+        "",
+        ", ".join(f"{kind}: {n}" for kind, n in t.errors.items()),
+    )
+    console.print(table)
+    style = "bold green" if t.verified_wrong == 0 else "bold red"
+    console.print(f"[{style}]wrong answers reported as verified: {t.verified_wrong}[/] (must be 0)")
+    console.print(
+        f"[bold]verified-correct rate: {t.verified_correct_rate:.1%}[/] "
+        f"({t.verified_correct} of {t.runs}); plan column: valid at the 1st attempt / "
+        f"after retries; journals in {document['journal_dir']}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `stepgraph eval` to the app."""
+    app.command("eval")(eval_command)
