@@ -177,3 +177,63 @@ def test_a_slow_endpoint_times_out(httpserver):
     planner = Planner(client(httpserver.url_for("/v1"), timeout=0.1, max_retries=0))
     with pytest.raises(LLMError, match="timed out"):
         planner.plan(prepared("nights", INPUTS))
+
+
+def test_a_server_refusing_json_schema_with_500_falls_back_without_retries(httpserver, tmp_path):
+    """llama-cpp-python answers json_schema with HTTP 500; JSON mode then carries the schema."""
+    refusal = (500, {"detail": "response_format: Input should be 'text' or 'json_object'"})
+    server = ChatServer(httpserver, [refusal, (200, migration_plan())])
+    journal_path = tmp_path / "j.jsonl"
+    plan = Engine(planner=Planner(client(server.url))).plan(
+        Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"}), journal=journal_path
+    )
+    assert len(plan.steps) == 4
+    assert server.formats() == ["json_schema", "json_object"]  # no retry of the refusal
+    assert server.requests[1]["body"]["response_format"]["schema"]["title"] == "StepGraph"
+    [response] = read_journal(journal_path).of_kind("llm.response")
+    assert response.mode == "json_object+schema"
+
+
+def test_a_500_that_is_not_about_the_format_is_retried_and_the_attempts_are_named(httpserver):
+    broken = (500, {"error": {"message": "out of memory"}}, {"retry-after-ms": "1"})
+    server = ChatServer(httpserver, [broken, broken, broken])
+    with pytest.raises(LLMError, match=r"HTTP 500.*3 attempts: [\d.]+ s, [\d.]+ s, [\d.]+ s"):
+        Planner(client(server.url, max_retries=2, response_format="text")).plan(
+            prepared("nights", INPUTS)
+        )
+    assert len(server.requests) == 3
+
+
+def test_a_timed_out_request_is_not_sent_again(httpserver):
+    requests = []
+
+    def slow(request):
+        requests.append(1)
+        time.sleep(0.5)
+        return Response(json.dumps(completion("{}")), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(slow)
+    planner = Planner(client(httpserver.url_for("/v1"), timeout=0.1, max_retries=3))
+    with pytest.raises(LLMError, match=r"timed out after 0.1 s \(1 attempt: .*not sent again"):
+        planner.plan(prepared("nights", INPUTS))
+    assert len(requests) == 1
+
+
+def test_retries_sample_differently_and_a_repeated_refused_answer_is_named(httpserver):
+    invalid = migration_plan(rounding="ceil").replace('"unit_convert"', '"convert_units"', 1)
+    server = ChatServer(httpserver, [(200, invalid), (200, invalid), (200, migration_plan())])
+    plan = Planner(client(server.url), plan_retries=2).plan(prepared("nights", INPUTS))
+    assert len(plan.steps) == 4
+    temperatures = [r["body"].get("temperature") for r in server.requests]
+    assert temperatures[0] == 0 and temperatures[1] > 0 and temperatures[2] > temperatures[1]
+    second_feedback = server.requests[2]["body"]["messages"][-1]["content"]
+    assert "identical to one already refused" in second_feedback
+    assert "unknown tool 'convert_units'" in second_feedback
+    assert second_feedback.count("unknown tool 'convert_units'") == 1  # each problem once
+    assert '"tool": "convert_units"' in second_feedback  # the step as the model wrote it
+
+
+def test_the_response_format_can_be_chosen(httpserver):
+    server = ChatServer(httpserver, [(200, migration_plan())])
+    Planner(client(server.url, response_format="json_object")).plan(prepared("nights", INPUTS))
+    assert server.formats() == ["json_object"]

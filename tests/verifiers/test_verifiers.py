@@ -133,3 +133,16 @@ def test_a_custom_tool_states_how_its_result_is_checked_backwards(run_task):
     assert descriptions == ["sqrt(9.0) = 3.0, expected 3"]
     bad, _ = run_task(task, tools=[bad_square])
     assert bad.status is RunStatus.UNVERIFIED
+
+
+def test_the_answer_trace_checks_the_unit_and_the_named_step():
+    """'144 h [days]' fails when the step days holds 6; units are compared after conversion."""
+    from stepgraph.units import quantity
+    from stepgraph.verifiers import trace_answer
+
+    sources = {"days": 6, "per_night": quantity(962.28, "GB"), "total": quantity(2.5, "TB")}
+    assert not trace_answer("144 h [days]", sources).passed
+    assert not trace_answer("6 [per_night]", sources).passed
+    assert not trace_answer("962.28 h", sources).passed  # the number exists, in another unit
+    assert trace_answer("6 days [days], 0.96228 TB per night [per_night]", sources).passed
+    assert trace_answer("2,500 GB in all; 962.28 GB a night", sources).passed

@@ -96,12 +96,13 @@ class Planner:
         journal: JournalWriter | None,
     ) -> StepGraph:
         problems: list[PlanProblem] = []
-        refused: dict[str, list[PlanProblem]] = {}  # answers already refused, by their text
+        refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
             reply = self._ask(messages, purpose, attempt, plan_schema(), journal)
             again = refused.get(_normalized(reply.text))
             if again is not None:
-                parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again])
+                parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again.problems])
+                parsed.data = again.data
             else:
                 parsed = parse_plan(
                     reply.text, task.tools, task.inputs, task.extra_checks, answer=task.answer
@@ -120,9 +121,8 @@ class Planner:
                     )
                 return parsed.plan
             problems = list({str(p): p for p in parsed.problems}.values())  # each one once
-            refused.setdefault(
-                _normalized(reply.text), [p for p in problems if p.message != REPEATED]
-            )
+            if again is None:
+                refused[_normalized(reply.text)] = ParsedPlan(None, problems, data=parsed.data)
             if journal:
                 journal.emit(
                     PlanInvalid(

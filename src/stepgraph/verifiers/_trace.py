@@ -1,4 +1,11 @@
-"""Tracing a written answer: every number in it must come from a step or an input."""
+"""Tracing a written answer: every number in it must come from a step or an input.
+
+A number is traced with what stands next to it. A unit after it ("144 h") must be the
+unit of the quantity it came from, after conversion: 0.96 TB may come from 962.28 GB,
+144 h never from 144 GB. A step named in brackets after it ("6 days [days]") must be
+the step that holds that number: "144 h [days]" fails when `days` is 6. A plain
+number from a step counts whatever the text calls it ("3 nights").
+"""
 
 from __future__ import annotations
 
@@ -9,55 +16,98 @@ from typing import Any
 
 import pint
 
+from stepgraph.exceptions import UnitError
 from stepgraph.model import Verdict, VerdictKind
+from stepgraph.units import parse_unit
 
-# Numbers as people write them: 2,500 / 962.28 / -3 / 1.5e3. Bracketed step names
-# ("[nights]") are removed first, so ids with digits are not read as numbers.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+# A number as people write it (2,500 / 962.28 / -3 / 1.5e3), then optionally a unit or
+# a word, then optionally a step named in brackets.
+_MENTION = re.compile(
+    r"(?<![\w.])(?P<number>[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.]*\d)"
+    r"(?:[ \t]*(?P<unit>[A-Za-zµ°%][\w/%·^*µ°]*))?"
+    r"(?:[ \t]*(?:per [a-z]+[ \t]*)?\[(?P<step>[A-Za-z_][\w.]*)\])?"
+)
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 TRACE_TOLERANCE = 5e-3  # an answer may round 962.2800001 to 962.28 or 962.3
 
 
-def _candidates(value: Any) -> list[float]:
+def _numbers(value: Any) -> list[Any]:
+    """The numbers (and quantities) a value holds, fields included."""
     if isinstance(value, bool):
         return []
-    if isinstance(value, pint.Quantity):
-        return [float(value.magnitude)]
-    if isinstance(value, int | float):
-        return [float(value)]
+    if isinstance(value, pint.Quantity | int | float):
+        return [value]
     if isinstance(value, dict):
-        return [n for item in value.values() for n in _candidates(item)]
+        return [n for item in value.values() for n in _numbers(item)]
     if isinstance(value, list | tuple):
-        return [n for item in value for n in _candidates(item)]
+        return [n for item in value for n in _numbers(item)]
     if isinstance(value, str):
-        return [float(m.replace(",", "")) for m in _NUMBER.findall(value)]
+        return [float(m.group("number").replace(",", "")) for m in _MENTION.finditer(value)]
     return []
 
 
+def _unit(word: str | None) -> pint.Unit | None:
+    if not word:
+        return None
+    try:
+        return parse_unit(word)
+    except UnitError:
+        return None  # a count noun ("nights", "discs")
+
+
+def _matches(number: float, unit: pint.Unit | None, candidate: Any) -> bool:
+    if isinstance(candidate, pint.Quantity):
+        if unit is None:
+            magnitude = candidate.magnitude
+        elif candidate.is_compatible_with(unit):
+            magnitude = candidate.to(unit).magnitude
+        else:
+            return False
+    else:
+        magnitude = candidate  # a plain number counts whatever the text calls it: "6 days"
+    try:
+        return math.isclose(number, float(magnitude), rel_tol=TRACE_TOLERANCE)
+    except (OverflowError, TypeError, ValueError):
+        return False
+
+
+def _number(mention: str) -> str:
+    match = _MENTION.match(mention)
+    return match.group("number") if match else mention
+
+
 def trace_answer(text: str, sources: Mapping[str, Any]) -> Verdict:
-    """Find, for each number in `text`, the steps or inputs that produced it."""
+    """Find, for each number in `text`, the step or input that produced it, unit included."""
     trace: dict[str, str] = {}
     untraced: list[str] = []
-    for token in _NUMBER.findall(_BRACKETED.sub(" ", text)):
+    for match in _MENTION.finditer(text):
+        token = match.group("number")  # the number as written keys the verdict's values
         number = float(token.replace(",", ""))
+        unit = _unit(match.group("unit"))
+        named = match.group("step")
+        candidates = {named: sources.get(named)} if named else sources
         origin = [
             name
-            for name, value in sources.items()
-            if any(math.isclose(number, c, rel_tol=TRACE_TOLERANCE) for c in _candidates(value))
+            for name, value in candidates.items()
+            if value is not None and any(_matches(number, unit, n) for n in _numbers(value))
         ]
         if origin:
             trace[token] = ", ".join(origin)
         else:
-            untraced.append(token)
+            untraced.append(match.group(0).strip())
+            trace.pop(token, None)
     description = (
         f"every number in the answer comes from a step ({len(trace)} traced)"
         if not untraced
-        else f"numbers no step produced: {', '.join(untraced)}"
+        else f"numbers no step produced in that unit: {', '.join(untraced)}"
     )
     return Verdict(
         kind=VerdictKind.ANSWER,
         passed=not untraced,
         description=description,
-        values={**trace, **{token: "untraced" for token in untraced}},
+        values={**trace, **{_number(mention): "untraced" for mention in untraced}},
         tolerance=TRACE_TOLERANCE,
     )
+
+
+__all__ = ["TRACE_TOLERANCE", "trace_answer"]
