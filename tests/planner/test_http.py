@@ -237,3 +237,16 @@ def test_the_response_format_can_be_chosen(httpserver):
     server = ChatServer(httpserver, [(200, migration_plan())])
     Planner(client(server.url, response_format="json_object")).plan(prepared("nights", INPUTS))
     assert server.formats() == ["json_object"]
+
+
+def test_run_end_carries_the_reason_a_run_stopped(httpserver, tmp_path):
+    broken = (503, {"error": {"message": "loading model"}}, {"retry-after-ms": "1"})
+    server = ChatServer(httpserver, [broken, broken])
+    engine = Engine(planner=Planner(client(server.url, max_retries=1)))
+    journal_path = tmp_path / "j.jsonl"
+    with pytest.raises(LLMError):
+        engine.run(Task(goal="nights"), journal=journal_path)
+    [end] = read_journal(journal_path).of_kind("run.end")
+    assert end.status == "error"
+    assert end.reason.startswith("LLMError: the model endpoint answered HTTP 503")
+    assert "2 attempts" in end.reason

@@ -137,23 +137,23 @@ class RunSession:
             return self._stages()
         except PlanValidationError as e:
             self.journal.emit(PlanInvalid(problems=[str(p) for p in e.problems]))
-            self._end("invalid")
+            self._end("invalid", e)
             raise
-        except PlanningError:
-            self._end("invalid")
+        except PlanningError as e:
+            self._end("invalid", e)
             raise
-        except ApprovalError:
-            self._end("not_approved")
+        except ApprovalError as e:
+            self._end("not_approved", e)
             raise
         except KeyboardInterrupt:
-            self._end("interrupted")
+            self._end("interrupted", "interrupted")
             raise
-        except JournalError:
+        except JournalError as e:
             with suppress(JournalError):  # on a full disk `run.end` cannot be written either
-                self._end("error")
+                self._end("error", e)
             raise
-        except StepgraphError:
-            self._end("error")
+        except StepgraphError as e:
+            self._end("error", e)
             raise
 
     def _start(self) -> None:
@@ -387,6 +387,9 @@ class RunSession:
             reused=sorted(execution.reused),
         )
 
-    def _end(self, status: str) -> None:
+    def _end(self, status: str, reason: BaseException | str | None = None) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
-        self.journal.emit(RunEnd(status=status, duration_ms=elapsed))
+        why = None if reason is None else f"{type(reason).__name__}: {reason}"
+        if isinstance(reason, str):
+            why = reason
+        self.journal.emit(RunEnd(status=status, duration_ms=elapsed, reason=why))

@@ -212,6 +212,7 @@ class RunEnd(JournalEvent):
     event: Literal["run.end"] = "run.end"
     status: str
     duration_ms: float
+    reason: str | None = None  # why a run ended early: the error, with its kind
 
 
 _TYPED: tuple[type[JournalEvent], ...] = (
