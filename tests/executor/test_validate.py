@@ -146,3 +146,39 @@ def test_a_unit_mismatch_is_reported_once_not_again_downstream():
     ]
     problems = problems_of(steps)
     assert len(problems) == 1 and problems[0].startswith("step 'rate': output is in")
+
+
+def test_messages_for_a_small_models_usual_slips_say_what_to_write():
+    """A plain number under a unit, inputs in a goal that has none, a count written as a unit."""
+    from stepgraph import PlanValidationError, StepGraph
+    from stepgraph.executor import validate_plan
+    from stepgraph.tools import default_registry
+
+    plan = StepGraph.model_validate(
+        {
+            "steps": [
+                {
+                    "id": "hours",
+                    "tool": "calculate",
+                    "args": {"expression": "2 + 3"},
+                    "expect_unit": "h",
+                },
+                {
+                    "id": "rate",
+                    "tool": "unit_convert",
+                    "args": {"value": "${inputs.link}", "to_unit": "MB/s"},
+                },
+                {
+                    "id": "left",
+                    "tool": "calculate",
+                    "args": {"expression": "23 apples - 17 apples"},
+                },
+            ]
+        }
+    )
+    with pytest.raises(PlanValidationError) as error:
+        validate_plan(plan, default_registry(), {})
+    text = str(error.value)
+    assert "write the unit into the expression (e.g. '5 h')" in text
+    assert "this goal has no inputs; write the value from the goal" in text
+    assert "counts are bare numbers ('23 - 17'" in text

@@ -92,8 +92,13 @@ def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, A
     if ref.step == "inputs":
         if not ref.path:
             return f"{ref.text} must name an input, e.g. ${{inputs.{next(iter(inputs), 'name')}}}"
+        if not inputs:
+            return (
+                f"{ref.text}: this goal has no inputs; write the value from the goal with "
+                f"its unit in place of {ref.text} (e.g. '450 Mbit/s')"
+            )
         if ref.path[0] not in inputs:
-            known = ", ".join(sorted(inputs)) or "none"
+            known = ", ".join(sorted(inputs))
             return f"{ref.text} names no task input (inputs: {known})"
         return None
     if ref.step not in ids:
@@ -186,18 +191,24 @@ def _unit_problems(
                 prototypes[step_id] = UNKNOWN  # already reported
                 continue
             if prototype is not UNKNOWN and not compatible(prototype, step.expect_unit):
-                problems.append(
-                    PlanProblem(
-                        step_id,
-                        f"output is in {dimension_name(prototype)} but expect_unit "
-                        f"'{step.expect_unit}' is {dimension_name(expected)}",
-                    )
-                )
+                problems.append(PlanProblem(step_id, _unit_mismatch(prototype, step.expect_unit)))
                 prototype = UNKNOWN  # do not cascade a wrong unit into later steps
             else:
                 prototype = quantity(1, expected)
         prototypes[step_id] = prototype
     return problems
+
+
+def _unit_mismatch(prototype: Any, expect_unit: str) -> str:
+    expected = dimension_name(parse_unit(expect_unit))
+    if dimension_name(prototype) == "dimensionless":  # a small model's usual slip
+        return (
+            f"the output is a plain number, but expect_unit '{expect_unit}' is {expected}: "
+            f"write the unit into the expression (e.g. '5 {expect_unit}'), or remove expect_unit"
+        )
+    return (
+        f"output is in {dimension_name(prototype)} but expect_unit '{expect_unit}' is {expected}"
+    )
 
 
 def _prototype_args(

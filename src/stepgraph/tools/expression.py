@@ -237,8 +237,9 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
                 ) from None
             allowed = ", ".join(sorted(FUNCTIONS))
             raise CalculationError(
-                f"unknown name '{node.id}': use numbers, units (6 h, 2.5 TB), "
-                f"${{step}} references and the functions {allowed}"
+                f"unknown name '{node.id}': it is not a unit; counts are bare numbers "
+                f"('23 - 17', not '23 {node.id} - 17 {node.id}'). Use numbers, units "
+                f"(6 h, 2.5 TB), ${{step}} references and the functions {allowed}"
             ) from None
         return registry().Quantity(1, unit)
 
