@@ -52,6 +52,12 @@ class Step(_Strict):
     )
     retries: int = Field(0, ge=0, le=5, description="Extra attempts after a failure or a timeout.")
 
+    @field_validator("expect_unit", mode="before")
+    @classmethod
+    def _no_empty_unit(cls, value: Any) -> Any:
+        """An empty expect_unit (models write "") means none."""
+        return None if isinstance(value, str) and not value.strip() else value
+
 
 class Check(_Strict):
     """A condition that must hold once the steps have run."""

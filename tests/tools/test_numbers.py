@@ -210,3 +210,23 @@ def test_the_cli_validates_the_unit_of_a_literal_value(tmp_path):
     result = invoke("validate", path)
     assert result.exit_code == 3
     assert "cannot convert 450 Mbps" in result.output
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [("90 %", 0.9), ("50%", 0.5), ("(1 - 12 %) * 100", 88.0), ("10 % 3", 1), ("7 % (2)", 1)],
+)
+def test_a_percent_sign_after_a_number_is_a_percentage_unless_an_operand_follows(
+    expression, expected
+):
+    assert calc(expression) == pytest.approx(expected)
+
+
+def test_an_empty_expect_unit_means_none(run_task):
+    """Models write expect_unit: "" for values without a unit; it must not break the run."""
+    task = make_task(
+        [{"id": "n", "tool": "calculate", "args": {"expression": "2 + 3"}, "expect_unit": ""}],
+        answer="${n}",
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.VERIFIED and result.values["n"] == 5

@@ -131,7 +131,9 @@ def _step_problems(
         try:
             parse_unit(step.expect_unit)
         except StepgraphError as e:
-            messages.append(f"expect_unit: {e}")
+            messages.append(
+                f"expect_unit: {e}; a count (people, nights) is a bare number: remove expect_unit"
+            )
     return [PlanProblem(step.id, message) for message in messages]
 
 
@@ -206,9 +208,7 @@ def _unit_mismatch(prototype: Any, expect_unit: str) -> str:
             f"the output is a plain number, but expect_unit '{expect_unit}' is {expected}: "
             f"write the unit into the expression (e.g. '5 {expect_unit}'), or remove expect_unit"
         )
-    return (
-        f"output is in {dimension_name(prototype)} but expect_unit '{expect_unit}' is {expected}"
-    )
+    return f"output is in {dimension_name(prototype)} but expect_unit '{expect_unit}' is {expected}"
 
 
 def _prototype_args(

@@ -289,29 +289,47 @@ def _with_placeholders(text: str) -> tuple[str, dict[str, Reference]]:
 
 
 def _explicit_products(text: str) -> str:
-    """Insert ``*`` between a number and the unit name after it: ``6 h`` -> ``6 * h``."""
+    """Make units explicit products: ``6 h`` -> ``6 * h``, ``90 %`` -> ``90 * percent``.
+
+    ``%`` after a number is a percentage when no operand follows it (``90 %``,
+    ``(1 - 12 %)``); followed by an operand it stays the remainder (``10 % 3``).
+    """
     lines = text.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    inserts: list[int] = []
-    previous: tokenize.TokenInfo | None = None
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if (
-                previous is not None
-                and previous.type == tokenize.NUMBER
-                and token.type == tokenize.NAME
-                and not token.string.startswith(_PLACEHOLDER)
-            ):
-                inserts.append(starts[token.start[0] - 1] + token.start[1])
-            if token.type not in (tokenize.NL, tokenize.COMMENT):
-                previous = token
+        tokens = [
+            token
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type not in (tokenize.NL, tokenize.COMMENT)
+        ]
     except (tokenize.TokenError, SyntaxError) as e:
         raise CalculationError(f"invalid expression syntax: {e.args[0]}") from e
-    for offset in reversed(inserts):
-        text = f"{text[:offset]}* {text[offset:]}"
+    for previous, token, following in zip(
+        tokens[:-1], tokens[1:], [*tokens[2:], None], strict=True
+    ):
+        offset = starts[token.start[0] - 1] + token.start[1]
+        if previous.type != tokenize.NUMBER:
+            continue
+        if token.type == tokenize.NAME and not token.string.startswith(_PLACEHOLDER):
+            edits.append((offset, offset, "* "))
+        elif token.string == "%" and not _is_operand(following):
+            edits.append((offset, offset + 1, "* percent"))
+    for start, end, replacement in reversed(edits):
+        text = f"{text[:start]}{replacement}{text[end:]}"
     return text
+
+
+def _is_operand(token: tokenize.TokenInfo | None) -> bool:
+    """Whether a token starts an operand: a number, a name or an opening bracket.
+
+    A sign does not count: ``25 % + 1`` is 1.25; write ``10 % (-3)`` for a remainder.
+    """
+    if token is None:
+        return False
+    return token.type in (tokenize.NUMBER, tokenize.NAME) or token.string == "("
 
 
 def parse(text: str, bindings: Mapping[str, Any] | None = None) -> Parsed:
