@@ -102,3 +102,33 @@ def test_stepgraph_debug_shows_the_real_exception(monkeypatch):
     monkeypatch.setenv("STEPGRAPH_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         _raising(ZeroDivisionError("boom"))
+
+
+def test_model_options_reach_the_client_from_flags_and_the_environment():
+    """--response-format, --timeout and --max-retries (or their variables) set the client."""
+    from stepgraph.cli._model_options import build_planner
+
+    planner = build_planner(
+        scripted=None,
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key=None,
+        plan_retries=1,
+        response_format="json_object",
+        timeout=600,
+        max_retries=0,
+    )
+    settings = planner.client.settings
+    assert (settings.response_format, settings.timeout, settings.max_retries) == (
+        "json_object",
+        600,
+        0,
+    )
+    output = invoke("run", "--help", env={"COLUMNS": "200"}).output
+    for name in ("STEPGRAPH_RESPONSE_FORMAT", "STEPGRAPH_TIMEOUT", "STEPGRAPH_MAX_RETRIES"):
+        assert f"{name}]" in output
+
+
+def test_an_unknown_response_format_is_a_usage_error():
+    result = invoke("run", "a goal", "--response-format", "yaml")
+    assert result.exit_code == 2

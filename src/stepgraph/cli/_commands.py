@@ -18,15 +18,25 @@ from rich.text import Text
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
+from stepgraph.cli._model_options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    MaxRetriesOpt,
+    ModelOpt,
+    PlanRetriesOpt,
+    ResponseFormatOpt,
+    ScriptedOpt,
+    TimeoutOpt,
+    build_planner,
+)
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
 from stepgraph.engine import Engine, PlanFile, check_journal_free, plan_view
 from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import dask_backend, validate_plan
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
-from stepgraph.planner import LLMSettings, OpenAIClient, Planner, system_prompt
+from stepgraph.planner import system_prompt
 from stepgraph.task import PreparedTask, parse_assignments
-from stepgraph.testing import ScriptedLLM
 
 __doc__ = f"{__doc__}\n\n{exit_status_table()}\n"
 
@@ -48,55 +58,12 @@ SetOpt = Annotated[
 ToolsOpt = Annotated[
     str | None, typer.Option("--tools", help="For a goal: the tools it may use, comma-separated.")
 ]
-ScriptedOpt = Annotated[
-    Path | None,
-    typer.Option(help="Answer as the model from a scripted responses file (offline, no API key)."),
-]
-# typer reads these variables and lists them in --help as plain text ("[env var: ...]"),
-# which a "[env: ...]" inside help= is not: rich takes it for markup and drops it.
-BaseUrlOpt = Annotated[
-    str | None,
-    typer.Option(envvar="OPENAI_BASE_URL", show_envvar=True, help="OpenAI-compatible endpoint."),
-]
-ModelOpt = Annotated[
-    str | None, typer.Option(envvar="STEPGRAPH_MODEL", show_envvar=True, help="Model name.")
-]
-ApiKeyOpt = Annotated[
-    str | None,
-    typer.Option(
-        envvar="OPENAI_API_KEY",
-        show_envvar=True,  # the name only; click never shows an environment value
-        help="API key; prefer the environment, flags show in ps.",
-    ),
-]
-PlanRetriesOpt = Annotated[
-    int, typer.Option(min=0, max=10, help="Times a rejected plan is sent back to the model.")
-]
 RepairOpt = Annotated[
     int, typer.Option(min=0, max=10, help="Times a failed run goes back to the planner.")
 ]
 JournalOpt = Annotated[
     Path | None, typer.Option(help="Journal file (default: runs/<utc-time>-<task>.jsonl).")
 ]
-
-
-def _planner(
-    scripted: Path | None,
-    base_url: str | None,
-    model: str | None,
-    plan_retries: int,
-    api_key: str | None = None,
-) -> Planner | None:
-    if scripted is not None:
-        return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
-    # The flags or, as typer resolved them, their variables; what is unset or empty is
-    # left to LLMSettings (model gpt-4o-mini; neither endpoint nor key: not configured).
-    flags = {"base_url": base_url, "model": model, "api_key": api_key}
-    given = {key: value for key, value in flags.items() if value}
-    settings = LLMSettings(**given)  # type: ignore[arg-type]
-    if not settings.configured:
-        return None
-    return Planner(OpenAIClient(settings), plan_retries=plan_retries)
 
 
 def _target(target: str, tools: str | None) -> Task | Path:
@@ -161,6 +128,9 @@ def run(
     model: ModelOpt = None,
     api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
+    response_format: ResponseFormatOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
     repair_rounds: RepairOpt = 2,
     backend: Annotated[
         Literal["thread", "dask"],
@@ -173,7 +143,16 @@ def run(
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
     console = Console(stderr=as_json, quiet=as_json)
-    planner = _planner(scripted, base_url, model, plan_retries, api_key)
+    planner = build_planner(
+        scripted=scripted,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        plan_retries=plan_retries,
+        response_format=response_format,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
     with ExitStack() as stack:
         factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
         engine = Engine(
@@ -225,9 +204,23 @@ def plan(
     model: ModelOpt = None,
     api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
+    response_format: ResponseFormatOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
 ) -> None:
     """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
-    engine = Engine(planner=_planner(scripted, base_url, model, plan_retries, api_key))
+    engine = Engine(
+        planner=build_planner(
+            scripted=scripted,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            plan_retries=plan_retries,
+            response_format=response_format,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+    )
     prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
     if show_prompt:
         sys.stdout.write(system_prompt(prepared.tools) + "\n")

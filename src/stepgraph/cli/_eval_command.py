@@ -14,13 +14,22 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, handle_errors
+from stepgraph.cli._model_options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    MaxRetriesOpt,
+    ModelOpt,
+    PlanRetriesOpt,
+    ResponseFormatOpt,
+    ScriptedOpt,
+    TimeoutOpt,
+    build_planner,
+)
 from stepgraph.engine import Engine
 from stepgraph.evaluation import GoalOutcome, error_kind, load_suite, report_document, totals
 from stepgraph.evaluation import run_suite as run_goals
 from stepgraph.exceptions import TaskFileError
 from stepgraph.model import RunResult
-from stepgraph.planner import LLMSettings, OpenAIClient, Planner
-from stepgraph.testing import ScriptedLLM
 
 # The same exit statuses `stepgraph run` documents, by the evaluation's error kinds.
 _KIND_EXIT = {
@@ -38,26 +47,6 @@ def _exit_code(subject: RunResult | BaseException) -> int:
     return int(_KIND_EXIT[error_kind(subject)])
 
 
-def _planner(
-    scripted: Path | None,
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None,
-    plan_retries: int,
-) -> Planner:
-    # As `stepgraph run` builds it (cli/_commands.py); copied rather than imported, since
-    # _commands imports this module to register the command.
-    if scripted is not None:
-        return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
-    flags = {"base_url": base_url, "model": model, "api_key": api_key}
-    settings = LLMSettings(**{key: value for key, value in flags.items() if value})  # type: ignore[arg-type]
-    if not settings.configured:
-        raise TaskFileError(
-            "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
-        )
-    return Planner(OpenAIClient(settings), plan_retries=plan_retries)
-
-
 @handle_errors
 def eval_command(
     suite_path: Annotated[Path, typer.Argument(help="A suite file (YAML).", show_default=False)],
@@ -72,23 +61,14 @@ def eval_command(
     journal_dir: Annotated[
         Path | None, typer.Option(help="Where the journals go (default: runs/eval-<utc-time>/).")
     ] = None,
-    scripted: Annotated[
-        Path | None, typer.Option(help="Answer as the model from a scripted responses file.")
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            envvar="OPENAI_BASE_URL", show_envvar=True, help="OpenAI-compatible endpoint."
-        ),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option(envvar="STEPGRAPH_MODEL", show_envvar=True, help="Model name.")
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(envvar="OPENAI_API_KEY", show_envvar=True, help="API key; prefer the env."),
-    ] = None,
-    plan_retries: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
+    scripted: ScriptedOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    plan_retries: PlanRetriesOpt = 2,
+    response_format: ResponseFormatOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
     repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
 ) -> None:
     """Run each goal of a suite, compare with the expected answers, report per goal and in total.
@@ -101,7 +81,20 @@ def eval_command(
         unknown = sorted(set(goal) - {g.id for g in chosen})
         raise TaskFileError(f"no goal with id: {', '.join(unknown)}", path=str(suite_path))
     chosen = chosen[:limit] if limit else chosen
-    planner = _planner(scripted, base_url, model, api_key, plan_retries)
+    planner = build_planner(
+        scripted=scripted,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        plan_retries=plan_retries,
+        response_format=response_format,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+    if planner is None:
+        raise TaskFileError(
+            "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
+        )
     started = datetime.now(UTC)
     folder = journal_dir or Path("runs") / f"eval-{started.strftime('%Y%m%dT%H%M%SZ')}"
     console = Console(stderr=True)
