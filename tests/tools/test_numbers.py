@@ -230,3 +230,21 @@ def test_an_empty_expect_unit_means_none(run_task):
     )
     result, _ = run_task(task)
     assert result.status is RunStatus.VERIFIED and result.values["n"] == 5
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("1200 GB / 500 GB", 2.4),  # not (1200 GB / 500) * GB
+        ("ceil(1200 GB / 500 GB)", 3),
+        ("1 GB / 8 Mbit/s", quantity(1000, "s")),  # divided by the rate, not by 8 Mbit, per s
+        ("2 m ** 2 * 3", quantity(6, "m ** 2")),
+    ],
+)
+def test_a_number_and_its_unit_bind_tighter_than_the_operators_around_them(expression, expected):
+    """A small model writes 'x / 500 GB' for 'x / (500 GB)'; that is what it means."""
+    result = calc(expression)
+    if isinstance(expected, int | float):
+        assert result == pytest.approx(expected)
+    else:
+        assert result.to(expected.units).magnitude == pytest.approx(expected.magnitude)

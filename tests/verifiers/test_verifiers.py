@@ -146,3 +146,40 @@ def test_the_answer_trace_checks_the_unit_and_the_named_step():
     assert not trace_answer("962.28 h", sources).passed  # the number exists, in another unit
     assert trace_answer("6 days [days], 0.96228 TB per night [per_night]", sources).passed
     assert trace_answer("2,500 GB in all; 962.28 GB a night", sources).passed
+
+
+def test_an_answer_template_naming_a_unit_its_value_lacks_is_not_verified(run_task):
+    """A real model wrote '${backup_size} days' for a size in GB: never verified."""
+    from stepgraph import RunStatus
+    from tests.conftest import make_task
+
+    task = make_task(
+        [
+            {
+                "id": "backup_size",
+                "tool": "unit_convert",
+                "args": {"value": "1.2 TB", "to_unit": "GB"},
+            }
+        ],
+        answer="${backup_size} days (${backup_size} GB per day)",
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.UNVERIFIED
+    assert result.answer.startswith("no answer: the answer names a unit its value does not have")
+    assert "${backup_size} days is [information], not [time]" in result.answer
+
+
+def test_units_after_references_that_fit_their_values_pass(run_task):
+    from stepgraph import RunStatus
+    from tests.conftest import make_task
+
+    task = make_task(
+        [
+            {"id": "size", "tool": "unit_convert", "args": {"value": "1.2 TB", "to_unit": "GB"}},
+            {"id": "n", "tool": "calculate", "args": {"expression": "ceil(${size} / 500 GB)"}},
+        ],
+        answer="${size} GB in all, ${n} days",
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.VERIFIED
+    assert result.answer == "1,200 GB GB in all, 3 days"

@@ -17,7 +17,7 @@ from stepgraph.planner import Planner
 from stepgraph.references import ReferenceError_, find_references, lookup, resolve
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
-from stepgraph.verifiers import trace_answer
+from stepgraph.verifiers import check_template_units, trace_answer
 
 
 def compose_answer(
@@ -47,7 +47,10 @@ def compose_answer(
     if problems:
         return f"no answer: {'; '.join(problems)}", None
     if template:
-        return (rendered if isinstance(rendered, str) else format_value(rendered)), None
+        units = check_template_units(template, scope)
+        if units is not None and not units.passed:
+            return f"no answer: {units.description}", units
+        return (rendered if isinstance(rendered, str) else format_value(rendered)), units
     if planner is None:  # every step ran and verified: name the plan's final value
         last = [step.id for step in plan.steps if step.id in execution.values][-1:]
         if not last:

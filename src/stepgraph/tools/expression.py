@@ -289,8 +289,10 @@ def _with_placeholders(text: str) -> tuple[str, dict[str, Reference]]:
 
 
 def _explicit_products(text: str) -> str:
-    """Make units explicit products: ``6 h`` -> ``6 * h``, ``90 %`` -> ``90 * percent``.
+    """Make quantities explicit, bracketed products: ``6 h`` -> ``(6 * h)``.
 
+    A number's unit runs on over ``/``, ``*`` and ``**``: ``x / 450 Mbit/s`` divides by
+    the rate, and ``ceil(${size} / 500 GB)`` by the size, not by 500 and then times GB.
     ``%`` after a number is a percentage when no operand follows it (``90 %``,
     ``(1 - 12 %)``); followed by an operand it stays the remainder (``10 % 3``).
     """
@@ -298,7 +300,10 @@ def _explicit_products(text: str) -> str:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
+
+    def offset(position: tuple[int, int]) -> int:
+        return starts[position[0] - 1] + position[1]
+
     try:
         tokens = [
             token
@@ -307,19 +312,46 @@ def _explicit_products(text: str) -> str:
         ]
     except (tokenize.TokenError, SyntaxError) as e:
         raise CalculationError(f"invalid expression syntax: {e.args[0]}") from e
-    for previous, token, following in zip(
-        tokens[:-1], tokens[1:], [*tokens[2:], None], strict=True
-    ):
-        offset = starts[token.start[0] - 1] + token.start[1]
-        if previous.type != tokenize.NUMBER:
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), never overlapping
+    index = 0
+    while index < len(tokens) - 1:
+        number, following = tokens[index], tokens[index + 1]
+        if number.type == tokenize.NUMBER and _is_unit_name(tokens, index + 1):
+            last = _unit_end(tokens, index + 1)
+            edits.append((offset(number.start), offset(number.start), "("))
+            edits.append((offset(following.start), offset(following.start), "* "))
+            edits.append((offset(tokens[last].end), offset(tokens[last].end), ")"))
+            index = last + 1
             continue
-        if token.type == tokenize.NAME and not token.string.startswith(_PLACEHOLDER):
-            edits.append((offset, offset, "* "))
-        elif token.string == "%" and not _is_operand(following):
-            edits.append((offset, offset + 1, "* percent"))
-    for start, end, replacement in reversed(edits):
-        text = f"{text[:start]}{replacement}{text[end:]}"
+        if number.type == tokenize.NUMBER and following.string == "%":
+            after = tokens[index + 2] if index + 2 < len(tokens) else None
+            if not _is_operand(after):
+                edits.append((offset(number.start), offset(number.start), "("))
+                edits.append((offset(following.start), offset(following.end), "* percent)"))
+        index += 1
+    for begin, finish, replacement in reversed(edits):
+        text = f"{text[:begin]}{replacement}{text[finish:]}"
     return text
+
+
+def _is_unit_name(tokens: list[tokenize.TokenInfo], index: int) -> bool:
+    """A name that is not a reference placeholder and not a function being called."""
+    token = tokens[index]
+    called = index + 1 < len(tokens) and tokens[index + 1].string == "("
+    return token.type == tokenize.NAME and not token.string.startswith(_PLACEHOLDER) and not called
+
+
+def _unit_end(tokens: list[tokenize.TokenInfo], index: int) -> int:
+    """The last token of the unit that starts at `index`: ``Mbit / s``, ``m ** 2``."""
+    while index + 2 < len(tokens):
+        operator_, operand = tokens[index + 1].string, index + 2
+        if operator_ in ("/", "*") and _is_unit_name(tokens, operand):
+            index = operand
+        elif operator_ == "**" and tokens[operand].type == tokenize.NUMBER:
+            index = operand
+        else:
+            break
+    return index
 
 
 def _is_operand(token: tokenize.TokenInfo | None) -> bool:

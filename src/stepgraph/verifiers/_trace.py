@@ -18,6 +18,7 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.model import Verdict, VerdictKind
+from stepgraph.references import ReferenceError_, find_references, lookup
 from stepgraph.units import parse_unit
 
 # A number as people write it (2,500 / 962.28 / -3 / 1.5e3), then optionally a unit or
@@ -71,6 +72,56 @@ def _matches(number: float, unit: pint.Unit | None, candidate: Any) -> bool:
         return False
 
 
+# After a reference, "${size} GB" names a unit; these words only read like units to pint
+# (inch, annum, attometre, attosecond, tonne) and are English far more often.
+_NOT_UNITS = frozenset({"a", "an", "as", "at", "in", "t"})
+_REFERENCE_THEN_WORD = re.compile(
+    r"(?P<ref>\$\{\s*[A-Za-z_][\w.]*\s*\})[ \t]*(?P<unit>[A-Za-zµ°%][\w/%·^*µ°]*)"
+)
+
+
+def check_template_units(template: str, scope: Mapping[str, Any]) -> Verdict | None:
+    """A unit written after a reference must be a unit the value can be expressed in.
+
+    "${backup_size} days" with a size in GB, or "${rate} GB per night" with a rate, says
+    something the numbers do not: the run is not verified. A plain number may carry
+    any word ("${nights} nights", "${days} days"). None when the template names no unit.
+    """
+    checked: dict[str, str] = {}
+    wrong: list[str] = []
+    for match in _REFERENCE_THEN_WORD.finditer(template):
+        word = match.group("unit")
+        unit = None if word.lower() in _NOT_UNITS else _unit(word)
+        value = _lookup(match.group("ref"), scope)
+        if unit is None or not isinstance(value, pint.Quantity):
+            continue
+        mention = match.group(0)
+        if value.is_compatible_with(unit):
+            checked[mention] = "unit matches"
+        else:
+            wrong.append(f"{mention} is {value.dimensionality}, not {unit.dimensionality}")
+    if not checked and not wrong:
+        return None
+    description = (
+        f"the answer's units match its values ({len(checked)} checked)"
+        if not wrong
+        else "the answer names a unit its value does not have: " + "; ".join(wrong)
+    )
+    return Verdict(
+        kind=VerdictKind.ANSWER,
+        passed=not wrong,
+        description=description,
+        values={**checked, **{item.split(" is ")[0]: "wrong unit" for item in wrong}},
+    )
+
+
+def _lookup(text: str, scope: Mapping[str, Any]) -> Any:
+    try:
+        return lookup(next(find_references(text)), scope)
+    except (ReferenceError_, StopIteration):
+        return None
+
+
 def _number(mention: str) -> str:
     match = _MENTION.match(mention)
     return match.group("number") if match else mention
@@ -110,4 +161,4 @@ def trace_answer(text: str, sources: Mapping[str, Any]) -> Verdict:
     )
 
 
-__all__ = ["TRACE_TOLERANCE", "trace_answer"]
+__all__ = ["TRACE_TOLERANCE", "check_template_units", "trace_answer"]
