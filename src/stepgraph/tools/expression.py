@@ -345,12 +345,11 @@ def _unit_end(tokens: list[tokenize.TokenInfo], index: int) -> int:
     """The last token of the unit that starts at `index`: ``Mbit / s``, ``m ** 2``."""
     while index + 2 < len(tokens):
         operator_, operand = tokens[index + 1].string, index + 2
-        if operator_ in ("/", "*") and _is_unit_name(tokens, operand):
-            index = operand
-        elif operator_ == "**" and tokens[operand].type == tokenize.NUMBER:
-            index = operand
-        else:
+        unit_follows = operator_ in ("/", "*") and _is_unit_name(tokens, operand)
+        power_follows = operator_ == "**" and tokens[operand].type == tokenize.NUMBER
+        if not (unit_follows or power_follows):
             break
+        index = operand
     return index
 
 
