@@ -89,6 +89,18 @@ def calculate(expression: ExpressionArg) -> Any:
     return expr.evaluate(expr.Expression.from_data(expression))
 
 
+def _convertible(value: Any, to_unit: str) -> None:
+    """Raise naming both dimensions, and the fix: combining quantities is calculate's job."""
+    try:
+        convert(value, to_unit)
+    except UnitError as e:
+        raise UnitError(
+            f"{e}; unit_convert only changes the unit of one kind of quantity: to get a "
+            "rate, a time or a size from others, divide or multiply them with calculate "
+            "(e.g. '2.5 TB / 6 h')"
+        ) from e
+
+
 def _infer_unit_convert(args: dict[str, Any]) -> Any:
     to_unit, from_unit, value = args.get("to_unit"), args.get("from_unit"), args.get("value")
     if not isinstance(to_unit, str):
@@ -102,9 +114,9 @@ def _infer_unit_convert(args: dict[str, Any]) -> Any:
     if isinstance(given, Quantity):
         if source is not None and not compatible(given, str(from_unit)):
             raise UnitError(f"value {format_value(given)} does not match from_unit '{from_unit}'")
-        convert(given, to_unit)  # raises with both dimensions named
+        _convertible(given, to_unit)
     elif source is not None:
-        convert(quantity(1, source), to_unit)
+        _convertible(quantity(1, source), to_unit)
     elif given is not UNKNOWN:
         raise UnitError("value has no unit: give 'from_unit', or a value like '2.5 TB'")
     return quantity(1, target)
