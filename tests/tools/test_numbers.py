@@ -248,3 +248,8 @@ def test_a_number_and_its_unit_bind_tighter_than_the_operators_around_them(expre
         assert result == pytest.approx(expected)
     else:
         assert result.to(expected.units).magnitude == pytest.approx(expected.magnitude)
+
+
+def test_a_unit_after_a_bracket_multiplies_it():
+    """A real model wrote '(6 - 0) h' for the length of a night."""
+    assert calc("(6 - 0) h") == quantity(6, "h")

@@ -68,11 +68,13 @@ def validate_plan(
     for index, check in enumerate([*plan.checks, *(checks or [])], start=1):
         problems.extend(_check_problems(index, check, ids, inputs))
     template = answer if answer is not None else plan.answer
-    problems.extend(
-        PlanProblem(None, f"answer template: {problem}")
-        for ref in find_references(template or "")
-        if (problem := _reference_problem(ref, ids, inputs)) is not None
-    )
+    for ref in find_references(template or ""):
+        problem = _reference_problem(ref, ids, inputs)
+        if problem is None:
+            continue
+        if ref.step not in ids and ref.step != "inputs":  # a result named but never computed
+            problem += f"; add a step '{ref.step}' that computes it, or quote one that exists"
+        problems.append(PlanProblem(None, f"answer template: {problem}"))
     graph = build_graph(plan.steps)
     cycle_problems = _cycle_problems(graph)
     problems.extend(cycle_problems)

@@ -243,7 +243,7 @@ def _sampling(attempt: int) -> dict[str, Any]:
     """Greedy first; a retry samples a little more widely, so it is not the same answer."""
     if attempt <= 1:
         return {"temperature": 0}
-    return {"temperature": min(0.3 * (attempt - 1), 1.0), "seed": attempt}
+    return {"temperature": min(0.4 * (attempt - 1), 1.0), "seed": attempt}
 
 
 def _retryable(status: int) -> bool:

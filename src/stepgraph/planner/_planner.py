@@ -95,6 +95,7 @@ class Planner:
         task: PreparedTask,
         journal: JournalWriter | None,
     ) -> StepGraph:
+        opening = list(messages)
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
@@ -137,11 +138,17 @@ class Planner:
                 problems=_quoted(problems, parsed.data),
                 tools=", ".join(task.tools.names()),
             )
-            messages = [
-                *messages,
-                {"role": "assistant", "content": reply.text},
-                {"role": "user", "content": feedback},
-            ]
+            # Only the last answer and its feedback: a small model's context stays short,
+            # and one that repeats itself gets no refused answer of its own to copy.
+            if again is None:
+                messages = [
+                    *opening,
+                    {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": feedback},
+                ]
+            else:
+                request = f"{opening[-1]['content']}\n\n{feedback}\nWrite a different plan."
+                messages = [*opening[:-1], {"role": "user", "content": request}]
         raise PlanningError(
             f"the planner gave no valid plan in {self.plan_retries + 1} attempts; "
             "the last one had these problems:",

@@ -291,6 +291,7 @@ def _with_placeholders(text: str) -> tuple[str, dict[str, Reference]]:
 def _explicit_products(text: str) -> str:
     """Make quantities explicit, bracketed products: ``6 h`` -> ``(6 * h)``.
 
+    A unit after a closing bracket multiplies too: ``(6 - 0) h`` -> ``(6 - 0) * h``.
     A number's unit runs on over ``/``, ``*`` and ``**``: ``x / 450 Mbit/s`` divides by
     the rate, and ``ceil(${size} / 500 GB)`` by the size, not by 500 and then times GB.
     ``%`` after a number is a percentage when no operand follows it (``90 %``,
@@ -323,6 +324,8 @@ def _explicit_products(text: str) -> str:
             edits.append((offset(tokens[last].end), offset(tokens[last].end), ")"))
             index = last + 1
             continue
+        if number.string == ")" and _is_unit_name(tokens, index + 1):  # "(6 - 0) h"
+            edits.append((offset(following.start), offset(following.start), "* "))
         if number.type == tokenize.NUMBER and following.string == "%":
             after = tokens[index + 2] if index + 2 < len(tokens) else None
             if not _is_operand(after):
