@@ -226,7 +226,11 @@ def test_retries_sample_differently_and_a_repeated_refused_answer_is_named(https
     assert len(plan.steps) == 4
     temperatures = [r["body"].get("temperature") for r in server.requests]
     assert temperatures[0] == 0 and temperatures[1] > 0 and temperatures[2] > temperatures[1]
+    roles = [[m["role"] for m in r["body"]["messages"]] for r in server.requests]
+    assert roles[1] == ["system", "user", "assistant", "user"]  # the last answer, refused
+    assert roles[2] == ["system", "user"]  # after a repeat: no refused answer to copy
     second_feedback = server.requests[2]["body"]["messages"][-1]["content"]
+    assert "Write a different plan" in second_feedback
     assert "identical to one already refused" in second_feedback
     assert "unknown tool 'convert_units'" in second_feedback
     assert second_feedback.count("unknown tool 'convert_units'") == 1  # each problem once
