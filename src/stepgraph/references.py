@@ -41,6 +41,24 @@ def find_references(value: Any) -> Iterator[Reference]:
             yield from find_references(item)
 
 
+_ANY_DOLLAR_BRACE = re.compile(r"\$\{[^}]*\}?")
+
+
+def malformed_references(value: Any) -> list[str]:
+    """Every ``${...}`` in a value (strings, lists, dicts) that is not a valid reference."""
+    if isinstance(value, str):
+        return [
+            match.group(0)
+            for match in _ANY_DOLLAR_BRACE.finditer(value)
+            if not REFERENCE_PATTERN.fullmatch(match.group(0))
+        ]
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in malformed_references(item)]
+    if isinstance(value, list | tuple):
+        return [found for item in value for found in malformed_references(item)]
+    return []
+
+
 def whole_reference(value: Any) -> Reference | None:
     """The reference a string consists of entirely (its value keeps its type), if any."""
     if isinstance(value, str):

@@ -165,7 +165,7 @@ def test_an_answer_template_naming_a_unit_its_value_lacks_is_not_verified(run_ta
     )
     result, _ = run_task(task)
     assert result.status is RunStatus.UNVERIFIED
-    assert result.answer.startswith("no answer: the answer names a unit its value does not have")
+    assert result.answer.startswith("no answer: the answer template says what the run did not")
     assert "${backup_size} days is [information], not [time]" in result.answer
 
 

@@ -17,7 +17,7 @@ from stepgraph.planner import Planner
 from stepgraph.references import ReferenceError_, find_references, lookup, resolve
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
-from stepgraph.verifiers import check_template_units, trace_answer
+from stepgraph.verifiers import check_answer_template, trace_answer
 
 
 def compose_answer(
@@ -47,7 +47,7 @@ def compose_answer(
     if problems:
         return f"no answer: {'; '.join(problems)}", None
     if template:
-        units = check_template_units(template, scope)
+        units = check_answer_template(template, scope, task.task.goal)
         if units is not None and not units.passed:
             return f"no answer: {units.description}", units
         return (rendered if isinstance(rendered, str) else format_value(rendered)), units

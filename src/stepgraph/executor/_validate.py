@@ -14,6 +14,7 @@ from stepgraph.references import (
     REFERENCE_PATTERN,
     Reference,
     find_references,
+    malformed_references,
     resolve,
 )
 from stepgraph.task import PreparedTask
@@ -68,6 +69,10 @@ def validate_plan(
     for index, check in enumerate([*plan.checks, *(checks or [])], start=1):
         problems.extend(_check_problems(index, check, ids, inputs))
     template = answer if answer is not None else plan.answer
+    problems.extend(
+        PlanProblem(None, f"answer template: {_malformed(text)}")
+        for text in malformed_references(template or "")
+    )
     for ref in find_references(template or ""):
         problem = _reference_problem(ref, ids, inputs)
         if problem is None:
@@ -112,7 +117,7 @@ def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, A
 def _step_problems(
     step: Step, ids: Counter[str], tools: ToolRegistry, inputs: Mapping[str, Any]
 ) -> list[PlanProblem]:
-    messages: list[str] = []
+    messages = [_malformed(text) for text in malformed_references(step.args)]
     for ref in find_references(step.args):
         if ref.step == step.id:
             messages.append(f"{ref.text} refers to the step itself")
@@ -201,6 +206,13 @@ def _unit_problems(
                 prototype = quantity(1, expected)
         prototypes[step_id] = prototype
     return problems
+
+
+def _malformed(text: str) -> str:
+    return (
+        f"'{text}' is not a reference: write ${{step}} or ${{step.field}}, with fields and "
+        "list positions by name or number (${rows.0.holder}), no brackets or spaces"
+    )
 
 
 def _unit_mismatch(prototype: Any, expect_unit: str) -> str:

@@ -2,13 +2,13 @@
 
 from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
-from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_template_units, trace_answer
+from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
 
 __all__ = [
     "TOLERANCE",
     "TRACE_TOLERANCE",
-    "check_template_units",
+    "check_answer_template",
     "check_verdict",
     "close",
     "reverse_calculate",

@@ -18,7 +18,7 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.references import ReferenceError_, find_references, lookup
+from stepgraph.references import REFERENCE_PATTERN, ReferenceError_, find_references, lookup
 from stepgraph.units import parse_unit
 
 # A number as people write it (2,500 / 962.28 / -3 / 1.5e3), then optionally a unit or
@@ -80,12 +80,17 @@ _REFERENCE_THEN_WORD = re.compile(
 )
 
 
-def check_template_units(template: str, scope: Mapping[str, Any]) -> Verdict | None:
-    """A unit written after a reference must be a unit the value can be expressed in.
+def check_answer_template(
+    template: str, scope: Mapping[str, Any], goal: str = ""
+) -> Verdict | None:
+    """What a template says itself must hold: units after references, and literal numbers.
 
+    A unit written after a reference must be one its value can be expressed in:
     "${backup_size} days" with a size in GB, or "${rate} GB per night" with a rate, says
-    something the numbers do not: the run is not verified. A plain number may carry
-    any word ("${nights} nights", "${days} days"). None when the template names no unit.
+    something the numbers do not. A plain number may carry any word ("${nights} nights").
+    A number written in the template's own text must come from a step, an input or the
+    goal: "12 shareholders" typed by the model is not an answer. None when there is
+    nothing to check.
     """
     checked: dict[str, str] = {}
     wrong: list[str] = []
@@ -100,18 +105,28 @@ def check_template_units(template: str, scope: Mapping[str, Any]) -> Verdict | N
             checked[mention] = "unit matches"
         else:
             wrong.append(f"{mention} is {value.dimensionality}, not {unit.dimensionality}")
+    literal_text = REFERENCE_PATTERN.sub(" ", template)
+    sources = {name: value for name, value in scope.items() if name != "inputs"}
+    sources.update({f"inputs.{k}": v for k, v in dict(scope.get("inputs") or {}).items()})
+    sources["the goal"] = goal
+    for match in _MENTION.finditer(literal_text):
+        number = float(match.group("number").replace(",", ""))
+        if any(_matches(number, None, n) for value in sources.values() for n in _numbers(value)):
+            checked[match.group("number")] = "written in the template, found in the run"
+        else:
+            wrong.append(f"{match.group(0).strip()} is written in the template, not computed")
     if not checked and not wrong:
         return None
     description = (
-        f"the answer's units match its values ({len(checked)} checked)"
+        f"what the answer template says holds ({len(checked)} checked)"
         if not wrong
-        else "the answer names a unit its value does not have: " + "; ".join(wrong)
+        else "the answer template says what the run did not compute: " + "; ".join(wrong)
     )
     return Verdict(
         kind=VerdictKind.ANSWER,
         passed=not wrong,
         description=description,
-        values={**checked, **{item.split(" is ")[0]: "wrong unit" for item in wrong}},
+        values={**checked, **{item.split(" is ")[0]: "not computed" for item in wrong}},
     )
 
 
@@ -161,4 +176,4 @@ def trace_answer(text: str, sources: Mapping[str, Any]) -> Verdict:
     )
 
 
-__all__ = ["TRACE_TOLERANCE", "check_template_units", "trace_answer"]
+__all__ = ["TRACE_TOLERANCE", "check_answer_template", "trace_answer"]
