@@ -253,3 +253,8 @@ def test_a_number_and_its_unit_bind_tighter_than_the_operators_around_them(expre
 def test_a_unit_after_a_bracket_multiplies_it():
     """A real model wrote '(6 - 0) h' for the length of a night."""
     assert calc("(6 - 0) h") == quantity(6, "h")
+
+
+def test_a_percentage_in_a_product_leaves_no_percent_unit_behind():
+    """A real model wrote '450 Mbps * 90%': 405 Mbps, not 40,500 Mbps·%."""
+    assert calc("450 Mbps * 90%") == quantity(405, "Mbps")
