@@ -258,7 +258,7 @@ class Scheduler:
     def _launch(self, step: Step, number: int) -> tuple[ToolCall, _Attempt] | None:
         tool = self.tools.get(step.tool)
         if number == 1:
-            self.journal.emit(Thought.model_construct(step=step.id, text=step.thought))
+            self.journal.emit(Thought(step=step.id, text=step.thought))
         started = time.monotonic()
         try:
             args = {
@@ -272,9 +272,7 @@ class Scheduler:
             return None
         self.result.record(step.id).args = args
         recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
-        self.journal.emit(
-            Action.model_construct(step=step.id, tool=tool.name, args=recorded, attempt=number)
-        )
+        self.journal.emit(Action(step=step.id, tool=tool.name, args=recorded, attempt=number))
         return ToolCall(step, number, tool, args), _Attempt(
             step, number, started, started + step.timeout
         )
@@ -396,8 +394,7 @@ class Scheduler:
             "duration_ms": round(duration_ms, 3),
         }
         self._observations.append(observation)
-        # Built unvalidated: these three events are made per step, from values of known types.
-        self.journal.emit(ObservationEvent.model_construct(**observation, final=final))
+        self.journal.emit(ObservationEvent(**observation, final=final))
 
 
 def execute(
