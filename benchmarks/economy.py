@@ -38,6 +38,13 @@ class SlowScriptedModel:
         return LLMReply(text=self.responses[self.calls - 1])
 
 
+# Goals as a user types them: the plans below use every number they state.
+MIGRATION_GOAL = (
+    "Nights to move 2.5 TB over 450 Mbps, 00:00-06:00, at 90% utilisation, 12% lost to retries"
+)
+FAN_OUT_GOAL = "Total size in GB of ten archives of 1, 2, 3, 4, 5, 6, 7, 8, 9 and 10 TiB"
+
+
 def migration_steps() -> list[dict[str, Any]]:
     """The canonical estimate, as four tool calls."""
     return [
@@ -116,12 +123,12 @@ def _substitute(name: str, value: Any, tool: Tool, values: dict[str, Any]) -> An
 def run() -> str:
     """Model calls, prompt characters (about 4 per token) and wall time, plan vs loop."""
     rows = []
-    for name, steps in (
-        ("migration (4 steps)", migration_steps()),
-        ("10-way fan-out (11 steps)", fan_out_steps()),
+    for name, goal, steps in (
+        ("migration (4 steps)", MIGRATION_GOAL, migration_steps()),
+        ("10-way fan-out (11 steps)", FAN_OUT_GOAL, fan_out_steps()),
     ):
-        plan_calls, plan_chars, plan_s = _plan_and_execute(name, steps)
-        loop_calls, loop_chars, loop_s = _react(name, steps)
+        plan_calls, plan_chars, plan_s = _plan_and_execute(goal, steps)
+        loop_calls, loop_chars, loop_s = _react(goal, steps)
         rows.append([name, "plan-and-execute", plan_calls, plan_chars, plan_s, "1.0x", "1.0x"])
         rows.append(
             [

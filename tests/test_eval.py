@@ -22,7 +22,7 @@ TINY = {
             "goal": WORKERS,
             "expect": {"value": 900, "unit": "items"},
         },
-        # internally consistent but wrong: the plan forgets the 3 workers
+        # internally consistent but wrong: the plan adds the hours instead of multiplying
         {
             "id": "wrong",
             "category": "work",
@@ -40,8 +40,8 @@ TINY = {
 RESPONSES = [
     '{"steps": [{"id": "items", "tool": "calculate", "args": {"expression": "3 * 40 * 7.5"}}]}',
     "They process 900 items in total.",
-    '{"steps": [{"id": "items", "tool": "calculate", "args": {"expression": "40 * 7.5"}}]}',
-    "They process 300 items in total.",
+    '{"steps": [{"id": "items", "tool": "calculate", "args": {"expression": "3 * 40 + 7.5"}}]}',
+    "They process 127.5 items in total.",
     "no plan here",  # three attempts without a plan: the planner gives up
     "still none",
     "sorry",

@@ -166,6 +166,7 @@ class VerdictKind(StrEnum):
     CHECK = "check"
     UNIT = "unit"
     ANSWER = "answer"
+    COVERAGE = "coverage"  # a typed goal's numbers, each used by the plan
 
 
 class Verdict(BaseModel):

@@ -26,7 +26,6 @@ VERIFIED_BUT_WRONG = {
     "full-crates.after2": "ceil where the goal asks for full crates (42, not 41)",
     "annotators-days.final": "the plan applies 60 images/h x 6 h twice (1 day, not 5)",
     "full-crates.final": "ceil where the goal asks for full crates (42, not 41)",
-    "disk-free.final": "the plan never uses '65% full': 2,000 GB, not 700 GB free",
 }
 
 

@@ -59,7 +59,7 @@ from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Ver
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
-from stepgraph.verifiers import verify
+from stepgraph.verifiers import goal_coverage, verify
 
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
@@ -274,6 +274,10 @@ class RunSession:
             prepared.inputs,
             prepared.tools,
         )
+        if not prepared.inputs:  # a goal typed with its numbers: the plan must use them all
+            coverage = goal_coverage(prepared.task.goal, plan)
+            if coverage is not None:
+                verdicts.append(coverage)
         self._journal_verdicts(verdicts)
         return execution, verdicts
 

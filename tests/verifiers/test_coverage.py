@@ -1,0 +1,56 @@
+"""A typed goal's numbers must each be used by the plan, or the run is not verified."""
+
+import pytest
+
+from stepgraph import RunStatus, StepGraph
+from stepgraph.verifiers import goal_coverage
+from tests.conftest import make_task
+
+
+def _plan(*expressions):
+    steps = [
+        {"id": f"s{i}", "tool": "calculate", "args": {"expression": e}}
+        for i, e in enumerate(expressions)
+    ]
+    return StepGraph.model_validate({"steps": steps})
+
+
+def test_a_plan_that_ignores_a_number_of_the_goal_is_not_verified(run_task):
+    """A real model answered this goal by converting 2 TB to GB and ignoring '65% full'."""
+    task = make_task(
+        [{"id": "disk_size", "tool": "unit_convert", "args": {"value": "2 TB", "to_unit": "GB"}}],
+        goal="A 2 TB disk is 65% full. How many GB are free?",
+        answer="${disk_size}",
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.UNVERIFIED
+    [coverage] = [v for v in result.verdicts if v.kind == "coverage"]
+    assert "'65%'" in coverage.description and not coverage.passed
+
+
+@pytest.mark.parametrize(
+    ("goal", "expressions"),
+    [
+        ("A 2 TB disk is 65% full. How many GB are free?", ["2 TB * (1 - 0.65)"]),
+        ("A 2 TB disk is 65% full. How many GB are free?", ["2 TB * 35 %"]),  # the complement
+        ("Move 2.5 TB over 450 Mbps from 00:00 to 06:00", ["450 Mbps * 6 h", "2.5 TB / 1 h"]),
+        ("Apples are packed 24 to a crate; 1,000 apples", ["floor(1000 / 24)"]),
+        ("12% are lost", ["0.88 * 2"]),
+    ],
+)
+def test_numbers_count_as_used_as_written_as_fractions_or_as_a_window(goal, expressions):
+    verdict = goal_coverage(goal, _plan(*expressions))
+    assert verdict is not None and verdict.passed, verdict.description
+
+
+def test_a_goal_without_numbers_gets_no_coverage_verdict():
+    assert goal_coverage("How many shareholders does Acme have?", _plan("1 + 1")) is None
+
+
+def test_a_task_with_inputs_is_not_held_to_its_goal_text(run_task):
+    """Task files name their inputs; the goal is prose there (the migration example)."""
+    from tests.conftest import EXAMPLES
+
+    result, _ = run_task(EXAMPLES / "migration.yaml")
+    assert result.status is RunStatus.VERIFIED
+    assert not [v for v in result.verdicts if v.kind == "coverage"]
