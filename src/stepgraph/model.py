@@ -133,6 +133,9 @@ class Task(_Strict):
         "side effects, else auto.",
     )
     max_workers: int = Field(8, ge=1, le=256, description="Steps that may run at the same time.")
+    cross_check: bool = Field(
+        False, description="Verified only if a second, independent plan reaches the same answer."
+    )
 
     @field_validator("inputs", mode="before")
     @classmethod
@@ -167,6 +170,7 @@ class VerdictKind(StrEnum):
     UNIT = "unit"
     ANSWER = "answer"
     COVERAGE = "coverage"  # a typed goal's numbers, each used by the plan
+    CROSS = "cross_check"  # a second, independent plan agrees
 
 
 class Verdict(BaseModel):

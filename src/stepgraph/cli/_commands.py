@@ -21,6 +21,7 @@ from stepgraph.cli._journal_commands import register
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
+    CrossCheckOpt,
     MaxRetriesOpt,
     ModelOpt,
     PlanRetriesOpt,
@@ -132,6 +133,7 @@ def run(
     timeout: TimeoutOpt = None,
     max_retries: MaxRetriesOpt = None,
     repair_rounds: RepairOpt = 2,
+    cross_check: CrossCheckOpt = False,
     backend: Annotated[
         Literal["thread", "dask"],
         typer.Option(help="Where tool calls run: threads here, or a Dask cluster."),
@@ -159,6 +161,7 @@ def run(
             max_workers=max_workers,
             planner=planner,
             repair_rounds=repair_rounds,
+            cross_check=cross_check,
             backend=factory,
         )
         if journal is not None:  # before the task is loaded: nothing may run first

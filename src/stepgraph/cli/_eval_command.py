@@ -17,6 +17,7 @@ from stepgraph.cli._errors import STATUS_EXIT, ExitCode, handle_errors
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
+    CrossCheckOpt,
     MaxRetriesOpt,
     ModelOpt,
     PlanRetriesOpt,
@@ -70,6 +71,7 @@ def eval_command(
     timeout: TimeoutOpt = None,
     max_retries: MaxRetriesOpt = None,
     repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
+    cross_check: CrossCheckOpt = False,
 ) -> None:
     """Run each goal of a suite, compare with the expected answers, report per goal and in total.
 
@@ -100,7 +102,7 @@ def eval_command(
     console = Console(stderr=True)
     outcomes = run_goals(
         suite,
-        Engine(planner=planner, repair_rounds=repair_rounds),
+        Engine(planner=planner, repair_rounds=repair_rounds, cross_check=cross_check),
         base_dir=suite_path.resolve().parent,
         journal_dir=folder,
         runs=runs,
@@ -117,6 +119,7 @@ def eval_command(
         "runs_per_goal": runs,
         "plan_retries": plan_retries,
         "repair_rounds": repair_rounds,
+        "cross_check": cross_check,
         "journal_dir": str(folder),
     }
     document = report_document(outcomes, header=header)

@@ -46,6 +46,13 @@ ResponseFormatOpt = Annotated[
         "then text), json_schema, json_object or text.",
     ),
 ]
+CrossCheckOpt = Annotated[
+    bool,
+    typer.Option(
+        "--cross-check",
+        help="Verified only if a second plan, by its own route, agrees (about twice the calls).",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option(

@@ -38,6 +38,7 @@ class Engine:
         planner: Planner | None = None,
         repair_rounds: int = 2,
         backend: Callable[[], Backend] | None = None,
+        cross_check: bool = False,
     ) -> None:
         self.tools = default_registry()
         for item in tools:
@@ -48,6 +49,7 @@ class Engine:
             repair_rounds=repair_rounds,
             max_workers=max_workers,
             backend=backend or ThreadBackend,
+            cross_check=cross_check,
         )
 
     @property
@@ -168,6 +170,14 @@ def check_journal_free(path: Path, *, replace: bool = False) -> None:
 
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
     """Run a task: ``stepgraph.run("examples/migration.yaml", overrides={"data": "10TiB"})``."""
-    names = ("tools", "journal_dir", "max_workers", "planner", "repair_rounds", "backend")
+    names = (
+        "tools",
+        "journal_dir",
+        "max_workers",
+        "planner",
+        "repair_rounds",
+        "backend",
+        "cross_check",
+    )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

@@ -175,6 +175,7 @@ def replay(
         tools=tools,
         planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
+        cross_check=bool(recording.start.config.get("cross_check", False)),
         backend=lambda: ReplayBackend(recorded, live_steps, live=live),
     )
     report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)

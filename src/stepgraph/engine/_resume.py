@@ -43,6 +43,7 @@ def resume(
         tools=tools,
         planner=planner,
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
+        cross_check=bool(recording.start.config.get("cross_check", False)),
     )
     loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
     prepared = PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)

@@ -22,6 +22,7 @@ from stepgraph.engine._approval import (
     now,
     plan_view,
 )
+from stepgraph.engine._cross import cross_check
 from stepgraph.exceptions import (
     ApprovalError,
     JournalError,
@@ -87,6 +88,7 @@ class RunConfig:
     repair_rounds: int
     max_workers: int | None
     backend: Callable[[], Backend]
+    cross_check: bool = False  # a verified run must be reproduced by a second plan
 
 
 @dataclass
@@ -167,7 +169,10 @@ class RunSession:
                 definition=task.model_dump(mode="json"),
                 base_dir=str(self.prepared.base_dir),
                 tools=tool_fingerprints(self.prepared.tools),
-                config={"repair_rounds": self.config.repair_rounds},
+                config={
+                    "repair_rounds": self.config.repair_rounds,
+                    "cross_check": self.config.cross_check,
+                },
                 **self.options.start_fields,
             )
         )
@@ -203,6 +208,20 @@ class RunSession:
             if approved is None:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
             plan = approved
+        planner = self.config.planner
+        wanted = self.config.cross_check or self.prepared.task.cross_check
+        if wanted and planner is not None and not failures_of(execution, verdicts):
+            crossed = cross_check(
+                self.prepared,
+                plan,
+                execution,
+                planner,
+                self.journal,
+                max_workers=self.config.max_workers or self.prepared.task.max_workers,
+                backend=self.config.backend(),
+            )
+            verdicts.append(crossed)
+            self._journal_verdicts([crossed])
         answer, answer_verdict = compose_answer(
             self.prepared, plan, execution, verdicts, self.config.planner, self.journal
         )

@@ -32,6 +32,20 @@ class Planner:
         ]
         return self._converse(messages, "plan", task, journal)
 
+    def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
+        """Ask, independently and sampling more widely, for a plan by a route of its own.
+
+        The cross-check compares its answer with the first plan's. The first plan is not
+        shown: a model shown a plan copies it, mistakes included.
+        """
+        shown = {name: format_value(value) for name, value in task.inputs.items()}
+        request = f"{goal_message(task.task.goal, shown)}\n\n{render('cross.md')}"
+        messages = [
+            {"role": "system", "content": system_prompt(task.tools)},
+            {"role": "user", "content": request},
+        ]
+        return self._converse(messages, "cross", task, journal, wider=2)
+
     def repair(
         self,
         task: PreparedTask,
@@ -94,12 +108,14 @@ class Planner:
         purpose: str,
         task: PreparedTask,
         journal: JournalWriter | None,
+        wider: int = 0,
     ) -> StepGraph:
+        """Ask until a plan is valid; `wider` samples as if that many attempts came first."""
         opening = list(messages)
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
-            reply = self._ask(messages, purpose, attempt, plan_schema(), journal)
+            reply = self._ask(messages, purpose, attempt, plan_schema(), journal, wider)
             again = refused.get(_normalized(reply.text))
             if again is not None:
                 parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again.problems])
@@ -162,6 +178,7 @@ class Planner:
         attempt: int,
         schema: dict[str, Any] | None,
         journal: JournalWriter | None,
+        wider: int = 0,
     ) -> LLMReply:
         if journal:
             journal.emit(
@@ -169,7 +186,7 @@ class Planner:
                     purpose=purpose, attempt=attempt, model=self.client.model, messages=messages
                 )
             )
-        reply = self.client.complete(messages, schema=schema, attempt=attempt)
+        reply = self.client.complete(messages, schema=schema, attempt=attempt + wider)
         if journal:
             journal.emit(
                 LLMResponse(

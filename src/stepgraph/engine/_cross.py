@@ -1,0 +1,131 @@
+"""The cross-check: a second plan, reaching the goal by its own route, must agree.
+
+A plan whose numbers agree with each other can still answer another question (a rate
+applied twice, `ceil` where the goal wants full crates). With `cross_check`, after a run
+whose every verdict passed, the planner is asked for a second plan, independently and
+sampling more widely; it runs with its step ids prefixed ``x_`` (so the journal tells the
+two apart), is verified like the first, and the final values of the two plans must
+agree. Disagreement, or a second plan that cannot be made or verified, leaves the run
+unverified: the cross-check never confirms what it could not reproduce.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stepgraph.exceptions import LLMError, PlanningError, PlanValidationError
+from stepgraph.executor import Execution, check_plan, execute
+from stepgraph.journal import JournalWriter, PlanProposed
+from stepgraph.model import StepGraph, Verdict, VerdictKind
+from stepgraph.planner import Planner
+from stepgraph.references import REFERENCE_PATTERN
+from stepgraph.task import PreparedTask
+from stepgraph.tools.expression import close
+from stepgraph.units import format_pair
+from stepgraph.verifiers import verify
+
+PREFIX = "x_"
+AGREEMENT = 1e-3  # relative: two routes may round differently on the way
+
+
+def cross_check(
+    task: PreparedTask,
+    plan: StepGraph,
+    execution: Execution,
+    planner: Planner,
+    journal: JournalWriter,
+    *,
+    max_workers: int,
+    backend: Any,
+) -> Verdict:
+    """Run a second, independent plan and compare its final value with the first plan's."""
+    first = _final_value(plan, execution)
+    try:
+        other = prefixed(planner.cross_plan(task, journal), PREFIX)
+        graph = check_plan(other, task)
+    except (PlanningError, PlanValidationError, LLMError) as e:
+        return _verdict(False, f"no second plan to compare with: {e}")
+    journal.emit(
+        PlanProposed(
+            source="planner",
+            purpose="cross",
+            plan=other.model_dump(mode="json"),
+            plan_hash=other.plan_hash(),
+        )
+    )
+    second = execute(
+        graph, task.tools, task.inputs, journal, max_workers=max_workers, backend=backend
+    )
+    if second.failed or second.skipped:
+        failed = ", ".join([*second.failed, *second.skipped])
+        return _verdict(False, f"the second plan did not run through (steps {failed})")
+    checked = verify(
+        other.steps, second.values, second.actions, other.checks, task.inputs, task.tools
+    )
+    if not all(verdict.passed for verdict in checked):
+        wrong = "; ".join(v.description for v in checked if not v.passed)
+        return _verdict(False, f"the second plan did not verify: {wrong}")
+    value = _final_value(other, second)
+    if first is None or value is None:
+        return _verdict(False, "a plan produced no final value to compare")
+    shown_first, shown_second = format_pair(first, value)
+    agree = close(first, value, AGREEMENT)
+    verb = "agrees" if agree else "disagrees"
+    return _verdict(
+        agree,
+        f"a second plan, by its own route, {verb}: {shown_second} against {shown_first}",
+        first=shown_first,
+        second=shown_second,
+    )
+
+
+def prefixed(plan: StepGraph, prefix: str) -> StepGraph:
+    """The plan with every step id, and every reference to one, prefixed."""
+    ids = {step.id for step in plan.steps}
+
+    def rename(text: str) -> str:
+        def swap(match: re.Match[str]) -> str:
+            name, whole = match.group(1), match.group(0)
+            return whole.replace(name, prefix + name, 1) if name in ids else whole
+
+        return REFERENCE_PATTERN.sub(swap, text)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return rename(value)
+        if isinstance(value, dict):
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    data = plan.model_dump(mode="json")
+    for step in data["steps"]:
+        step["id"] = prefix + step["id"]
+        step["args"] = walk(step["args"])
+        step["depends_on"] = [prefix + name for name in step["depends_on"]]
+    for check in data["checks"]:
+        check["expression"] = rename(check["expression"])
+    if data.get("answer"):
+        data["answer"] = rename(data["answer"])
+    return StepGraph.model_validate(data)
+
+
+def _final_value(plan: StepGraph, execution: Execution) -> Any:
+    """The value of the plan's last step that has one: where a plan ends is its answer."""
+    values = execution.values
+    return next((values[s.id] for s in reversed(plan.steps) if s.id in values), None)
+
+
+def _verdict(passed: bool, description: str, **values: str) -> Verdict:
+    return Verdict(
+        kind=VerdictKind.CROSS,
+        passed=passed,
+        description=description,
+        values=values,
+        tolerance=AGREEMENT,
+    )
+
+
+__all__ = ["AGREEMENT", "PREFIX", "cross_check", "prefixed"]

@@ -1,0 +1,64 @@
+"""The cross-check: a verified run must be reproduced by a second, independent plan."""
+
+import json
+
+from stepgraph import Engine, Planner, RunStatus, Task
+from stepgraph.engine import replay
+from stepgraph.journal import read_journal
+from stepgraph.testing import ScriptedLLM
+
+GOAL = "Apples are packed 24 to a crate. How many full crates can be packed from 1,000 apples?"
+
+
+def _plan(expression, answer="${crates} crates"):
+    steps = [{"id": "crates", "tool": "calculate", "args": {"expression": expression}}]
+    return json.dumps({"steps": steps, "answer": answer})
+
+
+def _run(tmp_path, responses, name="j.jsonl"):
+    model = ScriptedLLM(responses)
+    engine = Engine(planner=Planner(model), cross_check=True)
+    result = engine.run(Task(goal=GOAL), journal=tmp_path / name)
+    return result, model, read_journal(tmp_path / name)
+
+
+def test_two_routes_that_agree_verify_the_run(tmp_path):
+    result, model, journal = _run(
+        tmp_path, [_plan("floor(1000 / 24)"), _plan("(1000 - 1000 % 24) / 24")]
+    )
+    assert result.status is RunStatus.VERIFIED and result.answer == "41 crates"
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.passed and cross.values == {"first": "41", "second": "41"}
+    assert len(model.requests) == 2
+    assert "x_crates" in [e.step for e in journal.of_kind("observation")]  # told apart
+    assert "route of your own" in model.requests[1][-1]["content"]
+    assert "floor(1000 / 24)" not in json.dumps(model.requests[1])  # the first plan is not shown
+
+
+def test_a_wrong_plan_that_verifies_on_its_own_is_caught_by_a_second_route(tmp_path):
+    """A real model used ceil for full crates: 42, and every check of that plan passed."""
+    result, _, _ = _run(tmp_path, [_plan("ceil(1000 / 24)"), _plan("floor(1000 / 24)")])
+    assert result.status is RunStatus.UNVERIFIED
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert not cross.passed and "disagrees: 41 against 42" in cross.description
+    assert result.answer.startswith("no answer:") and "cross_check" in result.answer
+
+
+def test_no_second_plan_means_not_verified(tmp_path):
+    result, _, _ = _run(tmp_path, [_plan("floor(1000 / 24)"), "no", "plan", "here"])
+    assert result.status is RunStatus.UNVERIFIED
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.description.startswith("no second plan to compare with")
+
+
+def test_a_cross_checked_run_replays_identically(tmp_path):
+    _, _, journal = _run(tmp_path, [_plan("floor(1000 / 24)"), _plan("(1000 - 1000 % 24) / 24")])
+    report = replay(journal.path, out=tmp_path / "again.jsonl")
+    assert report.identical, report.divergences
+
+
+def test_a_task_can_ask_for_the_cross_check(tmp_path):
+    model = ScriptedLLM([_plan("floor(1000 / 24)"), _plan("(1000 - 1000 % 24) / 24")])
+    task = Task(goal=GOAL, cross_check=True)
+    result = Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
+    assert [v.kind for v in result.verdicts if v.kind == "cross_check"] == ["cross_check"]
