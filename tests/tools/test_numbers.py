@@ -258,3 +258,9 @@ def test_a_unit_after_a_bracket_multiplies_it():
 def test_a_percentage_in_a_product_leaves_no_percent_unit_behind():
     """A real model wrote '450 Mbps * 90%': 405 Mbps, not 40,500 Mbps·%."""
     assert calc("450 Mbps * 90%") == quantity(405, "Mbps")
+
+
+def test_a_step_id_written_without_its_braces_gets_the_fix():
+    """A real model wrote 'items_per_worker * 3' for '${items_per_worker} * 3'."""
+    with pytest.raises(CalculationError, match=r"write \$\{items_per_worker\}"):
+        calc("items_per_worker * 3")

@@ -236,9 +236,12 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
                     f"'{node.id}' is a function: call it, e.g. {node.id}(x)"
                 ) from None
             allowed = ", ".join(sorted(FUNCTIONS))
+            if "_" in node.id:  # a step id written without ${...}
+                hint = f"to use a step's value, write ${{{node.id}}}"
+            else:
+                hint = f"counts are bare numbers ('23 - 17', not '23 {node.id} - 17 {node.id}')"
             raise CalculationError(
-                f"unknown name '{node.id}': it is not a unit; counts are bare numbers "
-                f"('23 - 17', not '23 {node.id} - 17 {node.id}'). Use numbers, units "
+                f"unknown name '{node.id}': it is not a unit; {hint}. Use numbers, units "
                 f"(6 h, 2.5 TB), ${{step}} references and the functions {allowed}"
             ) from None
         return registry().Quantity(1, unit)
