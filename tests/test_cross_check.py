@@ -62,3 +62,20 @@ def test_a_task_can_ask_for_the_cross_check(tmp_path):
     task = Task(goal=GOAL, cross_check=True)
     result = Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
     assert [v.kind for v in result.verdicts if v.kind == "cross_check"] == ["cross_check"]
+
+
+def test_final_values_that_are_records_compare_as_equal_or_not(tmp_path):
+    """A real model's two plans both ended on a lookup's record: compared, not a crash."""
+    from stepgraph import tool
+
+    @tool
+    def find(name: str) -> dict:
+        """Find a company by name."""
+        return {"id": 42, "name": name}
+
+    step = json.dumps({"steps": [{"id": "c", "tool": "find", "args": {"name": "Acme"}}]})
+    model = ScriptedLLM([step, step, "Acme is company 42."])
+    engine = Engine(tools=[find], planner=Planner(model), cross_check=True)
+    result = engine.run(Task(goal="Which company is Acme?"), journal=tmp_path / "j.jsonl")
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.passed

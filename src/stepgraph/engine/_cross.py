@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pint
+
 from stepgraph.exceptions import LLMError, PlanningError, PlanValidationError
 from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
@@ -70,7 +72,7 @@ def cross_check(
     if first is None or value is None:
         return _verdict(False, "a plan produced no final value to compare")
     shown_first, shown_second = format_pair(first, value)
-    agree = close(first, value, AGREEMENT)
+    agree = _agree(first, value)
     verb = "agrees" if agree else "disagrees"
     return _verdict(
         agree,
@@ -110,6 +112,17 @@ def prefixed(plan: StepGraph, prefix: str) -> StepGraph:
     if data.get("answer"):
         data["answer"] = rename(data["answer"])
     return StepGraph.model_validate(data)
+
+
+def _agree(first: Any, second: Any) -> bool:
+    """Numbers and quantities within the tolerance; anything else (a record, text) equal."""
+    numeric = (int, float, pint.Quantity)
+    if isinstance(first, numeric) and isinstance(second, numeric):
+        try:
+            return close(first, second, AGREEMENT)
+        except (ArithmeticError, TypeError, ValueError, pint.PintError):
+            return False
+    return bool(first == second)
 
 
 def _final_value(plan: StepGraph, execution: Execution) -> Any:
