@@ -157,6 +157,10 @@ class RunSession:
         except StepgraphError as e:
             self._end("error", e)
             raise
+        except Exception as e:  # a bug: still end the journal, so the run reads as ended
+            with suppress(JournalError):
+                self._end("internal_error", e)
+            raise
 
     def _start(self) -> None:
         task = self.prepared.task
