@@ -74,7 +74,7 @@ def test_final_values_that_are_records_compare_as_equal_or_not(tmp_path):
         return {"id": 42, "name": name}
 
     step = json.dumps({"steps": [{"id": "c", "tool": "find", "args": {"name": "Acme"}}]})
-    model = ScriptedLLM([step, step, "Acme is company 42."])
+    model = ScriptedLLM([step, "Acme is company 42.", step])  # plan, answer, second plan
     engine = Engine(tools=[find], planner=Planner(model), cross_check=True)
     result = engine.run(Task(goal="Which company is Acme?"), journal=tmp_path / "j.jsonl")
     [cross] = [v for v in result.verdicts if v.kind == "cross_check"]

@@ -212,26 +212,18 @@ class RunSession:
             if approved is None:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
             plan = approved
-        planner = self.config.planner
-        wanted = self.config.cross_check or self.prepared.task.cross_check
-        if wanted and planner is not None and not failures_of(execution, verdicts):
-            crossed = cross_check(
-                self.prepared,
-                plan,
-                execution,
-                planner,
-                self.journal,
-                max_workers=self.config.max_workers or self.prepared.task.max_workers,
-                backend=self.config.backend(),
-            )
-            verdicts.append(crossed)
-            self._journal_verdicts([crossed])
         answer, answer_verdict = compose_answer(
             self.prepared, plan, execution, verdicts, self.config.planner, self.journal
         )
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
             self._journal_verdicts([answer_verdict])
+        crossed = self._cross_check(plan, execution, verdicts)
+        if crossed is not None:  # spent only on a run that would otherwise verify
+            verdicts.append(crossed)
+            self._journal_verdicts([crossed])
+            if not crossed.passed:
+                answer = f"no answer: {'; '.join(failures_of(execution, verdicts))}"
         self.journal.emit(AnswerEvent(text=answer))
         if execution.failed or execution.skipped:
             status = RunStatus.STEP_FAILED
@@ -240,6 +232,23 @@ class RunSession:
         else:
             status = RunStatus.UNVERIFIED
         return self._result(plan, execution, verdicts, answer, status)
+
+    def _cross_check(
+        self, plan: StepGraph, execution: Execution, verdicts: list[Verdict]
+    ) -> Verdict | None:
+        planner = self.config.planner
+        wanted = self.config.cross_check or self.prepared.task.cross_check
+        if not wanted or planner is None or failures_of(execution, verdicts):
+            return None
+        return cross_check(
+            self.prepared,
+            plan,
+            execution,
+            planner,
+            self.journal,
+            max_workers=self.config.max_workers or self.prepared.task.max_workers,
+            backend=self.config.backend(),
+        )
 
     def _first_plan(self) -> StepGraph:
         prepared, plan_file = self.prepared, self.options.plan_file
