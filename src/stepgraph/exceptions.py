@@ -183,3 +183,19 @@ __all__ = [
     "UnitError",
     "VerificationError",
 ]
+
+
+def failure_kind(error: BaseException) -> str:
+    """The documented outcome an error stands for, one word: the CLI maps it to an exit status.
+
+    ``invalid`` (a task, plan or journal that cannot be used; exit 3), ``not_run``
+    (approval; 6), ``model_failed`` (the endpoint; 7), ``error`` (any other stepgraph
+    error; 3), ``internal`` (a bug; 1).
+    """
+    if isinstance(error, PlanValidationError | PlanningError | TaskFileError | JournalError):
+        return "invalid"
+    if isinstance(error, ApprovalError):
+        return "not_run"
+    if isinstance(error, LLMError):
+        return "model_failed"
+    return "error" if isinstance(error, StepgraphError) else "internal"

@@ -12,15 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from stepgraph.exceptions import (
-    ApprovalError,
-    JournalError,
-    LLMError,
-    PlanningError,
-    PlanValidationError,
-    StepgraphError,
-    TaskFileError,
-)
+from stepgraph.exceptions import failure_kind
 from stepgraph.model import RunStatus
 
 P = ParamSpec("P")
@@ -76,6 +68,14 @@ STATUS_EXIT = {
     RunStatus.UNVERIFIED: ExitCode.UNVERIFIED,
     RunStatus.NOT_RUN: ExitCode.NOT_RUN,
 }
+# An error's kind (`stepgraph.exceptions.failure_kind`) and the status it exits with.
+KIND_EXIT = {
+    "invalid": ExitCode.INVALID,
+    "not_run": ExitCode.NOT_RUN,
+    "model_failed": ExitCode.MODEL_FAILED,
+    "error": ExitCode.INVALID,
+    "internal": ExitCode.INTERNAL,
+}
 
 
 def fail(message: str, code: ExitCode) -> NoReturn:
@@ -98,16 +98,11 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise
         except KeyboardInterrupt:
             fail("interrupted; what was observed is in the journal", ExitCode.INTERRUPTED)
-        except (PlanValidationError, TaskFileError, PlanningError, JournalError) as error:
-            fail(str(error), ExitCode.INVALID)
-        except ApprovalError as error:
-            fail(str(error), ExitCode.NOT_RUN)
-        except LLMError as error:
-            fail(str(error), ExitCode.MODEL_FAILED)
-        except StepgraphError as error:
-            fail(str(error), ExitCode.INVALID)
-        except Exception as error:  # a bug: say so briefly, the traceback on request
-            if os.environ.get("STEPGRAPH_DEBUG"):
+        except Exception as error:
+            kind = failure_kind(error)
+            if kind != "internal":
+                fail(str(error), KIND_EXIT[kind])
+            if os.environ.get("STEPGRAPH_DEBUG"):  # a bug: the traceback on request
                 raise
             fail(
                 f"internal error: {type(error).__name__}: {error} "

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from stepgraph.cli._errors import STATUS_EXIT, ExitCode, handle_errors
+from stepgraph.cli._errors import KIND_EXIT, STATUS_EXIT, handle_errors
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -32,20 +32,11 @@ from stepgraph.evaluation import run_suite as run_goals
 from stepgraph.exceptions import TaskFileError
 from stepgraph.model import RunResult
 
-# The same exit statuses `stepgraph run` documents, by the evaluation's error kinds.
-_KIND_EXIT = {
-    "invalid": ExitCode.INVALID,
-    "model_failed": ExitCode.MODEL_FAILED,
-    "not_run": ExitCode.NOT_RUN,
-    "error": ExitCode.INVALID,
-    "internal": ExitCode.INTERNAL,
-}
-
 
 def _exit_code(subject: RunResult | BaseException) -> int:
     if isinstance(subject, RunResult):
         return int(STATUS_EXIT[subject.status])
-    return int(_KIND_EXIT[error_kind(subject)])
+    return int(KIND_EXIT[error_kind(subject)])
 
 
 @handle_errors

@@ -28,8 +28,9 @@ verified-correct rate.
 
 from stepgraph.evaluation._correct import Expected, parse_expected
 from stepgraph.evaluation._report import Totals, by_category, report_document, totals
-from stepgraph.evaluation._runner import GoalOutcome, error_kind, run_goal, run_suite
+from stepgraph.evaluation._runner import GoalOutcome, run_goal, run_suite
 from stepgraph.evaluation._suite import ExpectedAnswer, Suite, SuiteGoal, load_suite
+from stepgraph.exceptions import failure_kind as error_kind
 
 __all__ = [
     "Expected",

@@ -12,15 +12,7 @@ from pydantic import BaseModel, Field
 from stepgraph.engine import Engine
 from stepgraph.evaluation._correct import numbers_in, text_matches, value_matches
 from stepgraph.evaluation._suite import Suite, SuiteGoal
-from stepgraph.exceptions import (
-    ApprovalError,
-    JournalError,
-    LLMError,
-    PlanningError,
-    PlanValidationError,
-    StepgraphError,
-    TaskFileError,
-)
+from stepgraph.exceptions import JournalError, failure_kind
 from stepgraph.journal import Journal, read_journal
 from stepgraph.model import ApprovalPolicy, RunResult
 from stepgraph.units import format_value
@@ -61,17 +53,6 @@ class GoalOutcome(BaseModel):
 
 ExitCodeOf = Callable[[RunResult | BaseException], int]
 Listener = Callable[[GoalOutcome], None]
-
-
-def error_kind(error: BaseException) -> str:
-    """The class of failure, in the words of the exit statuses (3 invalid, 7 model failed)."""
-    if isinstance(error, PlanValidationError | PlanningError | TaskFileError | JournalError):
-        return "invalid"
-    if isinstance(error, LLMError):
-        return "model_failed"
-    if isinstance(error, ApprovalError):
-        return "not_run"
-    return "error" if isinstance(error, StepgraphError) else "internal"
 
 
 def run_suite(
@@ -128,7 +109,7 @@ def run_goal(
         category=goal.category,
         run=number,
         status=result.status.value if result is not None else "error",
-        error_kind=error_kind(failure) if failure is not None else None,
+        error_kind=failure_kind(failure) if failure is not None else None,
         error=str(failure) if failure is not None else None,
         verified=result is not None and result.verified,
         correct=correct,
