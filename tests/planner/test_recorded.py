@@ -26,6 +26,8 @@ VERIFIED_BUT_WRONG = {
     "full-crates.after2": "ceil where the goal asks for full crates (42, not 41)",
     "annotators-days.final": "the plan applies 60 images/h x 6 h twice (1 day, not 5)",
     "full-crates.final": "ceil where the goal asks for full crates (42, not 41)",
+    "annotators-days.final2": "the plan applies 60 images/h x 6 h twice (1 day, not 5)",
+    "full-crates.final2": "ceil where the goal asks for full crates (42, not 41)",
 }
 
 
