@@ -47,10 +47,10 @@ def compose_answer(
     if problems:
         return f"no answer: {'; '.join(problems)}", None
     if template:
-        units = check_answer_template(template, scope, task.task.goal)
-        if units is not None and not units.passed:
-            return f"no answer: {units.description}", units
-        return (rendered if isinstance(rendered, str) else format_value(rendered)), units
+        said = check_answer_template(template, scope, task.task.goal)
+        if said is not None and not said.passed:
+            return f"no answer: {said.description}", said
+        return (rendered if isinstance(rendered, str) else format_value(rendered)), said
     if planner is None:  # every step ran and verified: name the plan's final value
         last = [step.id for step in plan.steps if step.id in execution.values][-1:]
         if not last:

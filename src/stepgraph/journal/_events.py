@@ -51,35 +51,32 @@ class PlanProposed(JournalEvent):
     repairs: list[str] = Field(default_factory=list)
 
 
-class PlanApproved(JournalEvent):
-    """A plan was approved to run: by whom, how, when, and which plan."""
+class _Decision(JournalEvent):
+    """Who decided about a plan, how, when, and which plan."""
+
+    who: str
+    how: str
+    when: str = ""
+    plan_hash: str
+
+
+class PlanApproved(_Decision):
+    """A plan was approved to run."""
 
     event: Literal["plan.approved"] = "plan.approved"
-    who: str
-    how: str
-    when: str = ""
-    plan_hash: str
 
 
-class PlanRejected(JournalEvent):
-    """A plan was rejected: by whom, how, when, and which plan."""
+class PlanRejected(_Decision):
+    """A plan was rejected."""
 
     event: Literal["plan.rejected"] = "plan.rejected"
-    who: str
-    how: str
-    when: str = ""
-    plan_hash: str
 
 
-class PlanEdited(JournalEvent):
-    """A person edited the plan before approving it."""
+class PlanEdited(_Decision):
+    """A person edited the plan before approving it: the new plan and the diff."""
 
     event: Literal["plan.edited"] = "plan.edited"
-    who: str
-    how: str
-    when: str
     plan_hash_before: str
-    plan_hash: str
     plan: dict[str, Any]
     diff: dict[str, Any]
 

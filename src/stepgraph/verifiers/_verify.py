@@ -54,7 +54,6 @@ def _reverse(step: Step, tools: ToolRegistry, args: dict[str, Any], value: Any) 
             passed=False,
             description=f"could not recompute: {e}",
         )
-    return None
 
 
 def _unit_verdict(step: Step, value: Any) -> Verdict:
