@@ -55,7 +55,7 @@ def test_set_overrides_an_input_with_a_unit_of_the_same_dimension():
     [
         ("data=10Gbps", "'data' is [information], but '10Gbps' is [information] / [time]"),
         ("data=10", "'data' is [information], but '10' is dimensionless"),
-        ("utilisation=90 zorks", "cannot read"),
+        ("utilisation=90 zorks", "'utilisation' is dimensionless, but '90 zorks' is [count_zork]"),
         ("size=1GB", "the task has no input 'size'"),
     ],
 )

@@ -69,11 +69,49 @@ class Check(_Strict):
     why: str = Field("", description="What the check proves, in a few words.")
 
 
+class GroundedInput(_Strict):
+    """A number the plan read from the goal, with the goal's own words as evidence."""
+
+    value: str | float | int = Field(
+        description="The quantity exactly as the goal states it, e.g. '450 Mbps' or '90 %'."
+    )
+    quote: str = Field(
+        description="The goal's words it comes from, copied exactly, e.g. 'a 450 Mbps link'.",
+        min_length=1,
+    )
+
+
+class Constant(_Strict):
+    """A number the goal does not state that the plan needs anyway, and why."""
+
+    value: str | float | int = Field(description="The number, with its unit if it has one.")
+    why: str = Field(description="Why the plan needs it, e.g. 'a week has 5 working days'.")
+
+
+class UnusedNumber(_Strict):
+    """A number of the goal the answer does not depend on, and why."""
+
+    number: str = Field(description="The number as the goal writes it, e.g. '3'.")
+    why: str = Field(description="Why the answer does not need it.")
+
+
 class StepGraph(_Strict):
     """A plan: tool calls whose arguments may refer to earlier outputs."""
 
     goal: str = Field("", description="The question the plan answers.")
     thought: str = Field("", description="The approach, in one or two sentences.")
+    inputs: dict[str, GroundedInput] = Field(
+        default_factory=dict,
+        description="Numbers read from the goal, each quoting the goal's words; steps refer to "
+        "them as ${inputs.name}.",
+    )
+    constants: dict[str, Constant] = Field(
+        default_factory=dict,
+        description="Numbers the goal does not state, each with why; ${inputs.name} too.",
+    )
+    unused: list[UnusedNumber] = Field(
+        default_factory=list, description="Numbers of the goal the answer does not need, and why."
+    )
     steps: list[Step] = Field(description="The tool calls, in any order; references set the order.")
     checks: list[Check] = Field(
         default_factory=list,
@@ -85,8 +123,15 @@ class StepGraph(_Strict):
 
     def plan_hash(self) -> str:
         """Return a stable SHA-256 of the plan's content (sorted keys)."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        content = self.model_dump(mode="json")
+        for key in _GROUNDING_FIELDS:  # absent or empty: the hash plans had before them
+            if not content[key]:
+                del content[key]
+        canonical = json.dumps(content, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+_GROUNDING_FIELDS = ("inputs", "constants", "unused")
 
 
 class ApprovalPolicy(StrEnum):
@@ -103,6 +148,9 @@ class TaskInput(_Strict):
 
     value: str | float | int = Field(description="Default value, e.g. '2.5 TB' or 0.9.")
     description: str = Field("", description="What the input means.")
+    quote: str | None = Field(
+        None, description="With `grounded: true`: the goal's words that state this value."
+    )
 
 
 class Task(_Strict):
@@ -135,6 +183,11 @@ class Task(_Strict):
     max_workers: int = Field(8, ge=1, le=256, description="Steps that may run at the same time.")
     cross_check: bool = Field(
         False, description="Verified only if a second, independent plan reaches the same answer."
+    )
+    grounded: bool = Field(
+        False,
+        description="Hold plans to the goal's text as for a typed goal: quotes match, every "
+        "number of the goal is used, no literal the goal does not state.",
     )
 
     @field_validator("inputs", mode="before")

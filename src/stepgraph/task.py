@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ import pint
 import yaml
 from pydantic import ValidationError
 
-from stepgraph.exceptions import StepgraphError, TaskFileError
+from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError, TaskFileError
 from stepgraph.model import Check, StepGraph, Task
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import dimension_name, parse_quantity
@@ -182,3 +182,43 @@ class PreparedTask:
     def answer(self) -> str | None:
         """The task's answer template, which replaces the plan's."""
         return self.task.answer
+
+    @property
+    def grounded(self) -> bool:
+        """Whether plans are held to the goal's text: a typed goal, or a task that opts in."""
+        return not self.task.inputs or self.task.grounded
+
+    def for_plan(self, plan: StepGraph) -> PreparedTask:
+        """This task with the inputs and constants the plan declares, for running that plan.
+
+        Raises `PlanValidationError` when a declared value is unreadable or takes the name
+        of one of the task's own inputs.
+        """
+        if not plan.inputs and not plan.constants:
+            return self
+        values, problems = declared_values(plan)
+        problems += [
+            PlanProblem(None, f"inputs.{name}: the task already has this input; refer to it")
+            for name in sorted(set(values) & set(self.inputs))
+        ]
+        if problems:
+            raise PlanValidationError(problems)
+        return replace(self, inputs={**self.inputs, **values})
+
+
+def declared_values(plan: StepGraph) -> tuple[dict[str, Any], list[PlanProblem]]:
+    """The values of a plan's declared inputs and constants, and the ones that do not read."""
+    values: dict[str, Any] = {}
+    problems: list[PlanProblem] = []
+    for name in sorted(set(plan.inputs) & set(plan.constants)):
+        problems.append(PlanProblem(None, f"'{name}' is both an input and a constant: rename one"))
+    declared: dict[str, str | float | int] = {
+        **{name: item.value for name, item in plan.constants.items()},
+        **{name: item.value for name, item in plan.inputs.items()},
+    }
+    for name, value in declared.items():
+        try:
+            values[name] = parse_input(value)
+        except StepgraphError as e:
+            problems.append(PlanProblem(None, f"inputs.{name}: {e}"))
+    return values, problems

@@ -10,6 +10,7 @@ bit per second, and barn and gilbert lose the symbols that collide.
 
 from __future__ import annotations
 
+import difflib
 import importlib.resources
 import json
 import math
@@ -78,28 +79,168 @@ def quantity(magnitude: Any, unit: str | pint.Unit) -> Any:
     return registry().Quantity(magnitude, unit)
 
 
-def parse_unit(text: str) -> pint.Unit:
-    """Parse a unit such as ``MB/s`` or ``TiB``; raise `UnitError` naming it if unknown."""
+# Count nouns ("apples", "people", "nights") become units of their own on first use, each
+# with its own dimension, so apples and people do not add. Only plain lowercase words:
+# "Gbs" or "Mbsp" are misspelt units, not things being counted.
+_COUNT_WORD = re.compile(r"^[a-z]{3,24}$")
+_IRREGULAR_PLURALS = {"people": "person", "children": "child", "men": "man", "women": "woman"}
+_COUNT_UNITS: set[str] = set()
+# What a misspelt unit is compared with for a suggestion.
+_COMMON_UNITS = (
+    "b",
+    "bit",
+    "B",
+    "byte",
+    "kB",
+    "MB",
+    "GB",
+    "TB",
+    "PB",
+    "KiB",
+    "MiB",
+    "GiB",
+    "TiB",
+    "kb",
+    "Mb",
+    "Gb",
+    "Tb",
+    "bps",
+    "kbps",
+    "Mbps",
+    "Gbps",
+    "Tbps",
+    "B/s",
+    "kB/s",
+    "MB/s",
+    "GB/s",
+    "TB/s",
+    "kbit/s",
+    "Mbit/s",
+    "Gbit/s",
+    "s",
+    "ms",
+    "min",
+    "h",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "year",
+    "m",
+    "km",
+    "cm",
+    "mm",
+    "kg",
+    "g",
+    "W",
+    "kW",
+    "MW",
+    "kWh",
+    "Wh",
+    "J",
+    "V",
+    "A",
+    "%",
+    "percent",
+    "degree",
+)
+
+
+def _singular(word: str) -> str:
+    if word in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[word]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _plural(singular: str) -> str:
+    irregular = {single: plural for plural, single in _IRREGULAR_PLURALS.items()}
+    if singular in irregular:
+        return irregular[singular]
+    if singular.endswith("y") and singular[-2:-1] not in tuple("aeiou"):
+        return singular[:-1] + "ies"
+    if singular.endswith(("ch", "sh", "ss", "x")):
+        return singular + "es"
+    return singular + "s"
+
+
+def is_count_unit(unit: pint.Unit | str) -> bool:
+    """Whether a unit is a count noun (``apples``) rather than a physical unit."""
+    names = [unit] if isinstance(unit, str) else [str(name) for name in unit._units]
+    return bool(names) and all(name in _COUNT_UNITS for name in names)
+
+
+def _define_count(word: str) -> bool:
+    """Define `word` (and its other number) as a count unit; False if it cannot be one."""
+    if not _COUNT_WORD.match(word) or difflib.get_close_matches(word, _COMMON_UNITS, cutoff=0.8):
+        return False
+    singular = _singular(word)
+    plural = _plural(singular)
+    ureg = registry()
+    with _REGISTRY_LOCK:
+        if plural not in _COUNT_UNITS:
+            aliases = "" if singular == plural else f" = _ = {singular}"
+            ureg.define(f"{plural} = [count_{singular}]{aliases}")
+            _COUNT_UNITS.update({singular, plural})
+    return True
+
+
+def _unknown_unit(text: str) -> UnitError:
+    near = difflib.get_close_matches(text.strip(), _COMMON_UNITS, n=3, cutoff=0.6)
+    hint = f" (did you mean {', '.join(repr(n) for n in near)}?)" if near else ""
+    return UnitError(f"unknown unit '{text}'{hint}")
+
+
+def parse_unit(text: str, *, counts: bool = True) -> pint.Unit:
+    """Parse a unit such as ``MB/s`` or ``TiB``; raise `UnitError` naming it if unknown.
+
+    With `counts`, a plain lowercase word that is no unit (``nights``) is a count noun.
+    """
     try:
-        unit = registry().Unit(text.strip())
-    except (pint.UndefinedUnitError, pint.errors.DefinitionSyntaxError, ValueError) as e:
+        try:
+            unit = registry().Unit(text.strip())
+        except pint.UndefinedUnitError as e:
+            if not (counts and all(_define_count(str(name)) for name in _undefined(e))):
+                raise _unknown_unit(text) from e
+            unit = registry().Unit(text.strip())
+    except UnitError:
+        raise
+    except (pint.errors.DefinitionSyntaxError, ValueError) as e:
         raise UnitError(f"unknown unit '{text}'") from e
     except Exception as e:  # pint's parser raises assorted errors on garbage (e.g. "*/")
         raise UnitError(f"cannot parse unit '{text}': {e}") from e
+    if not counts and is_count_unit(unit):
+        raise _unknown_unit(text)
     return unit
 
 
+def _undefined(error: pint.UndefinedUnitError) -> list[str]:
+    names = error.unit_names
+    return [names] if isinstance(names, str) else list(names)
+
+
 def parse_quantity(text: str | float | int) -> Any:
-    """Parse ``"2.5 TB"``, ``"10TiB"`` or a bare number into a quantity or a number."""
+    """Parse ``"2.5 TB"``, ``"10TiB"``, ``"3 nights"`` or a bare number."""
     if isinstance(text, bool):
         raise UnitError(f"expected a number or a quantity, got {text!r}")
     if isinstance(text, int | float):
         return text
-    try:
-        value: Any = registry().Quantity(text.strip())
-    except Exception as e:  # pint raises many kinds here; all mean "not a quantity"
-        raise UnitError(f"cannot read '{text}' as a number with a unit: {e}") from e
-    return normalize(value)
+    for _ in range(3):  # each pass may define one more count noun ("3 people per table")
+        try:
+            value: Any = registry().Quantity(text.strip())
+        except pint.UndefinedUnitError as e:
+            if all(_define_count(str(name)) for name in _undefined(e)):
+                continue
+            raise UnitError(f"cannot read '{text}' as a number with a unit: {e}") from e
+        except Exception as e:  # pint raises many kinds here; all mean "not a quantity"
+            raise UnitError(f"cannot read '{text}' as a number with a unit: {e}") from e
+        return normalize(value)
+    raise UnitError(f"cannot read '{text}' as a number with a unit")
 
 
 def dimension_name(value: Any) -> str:
@@ -111,16 +252,26 @@ def dimension_name(value: Any) -> str:
 
 
 def compatible(value: Any, unit: str) -> bool:
-    """Tell whether a value can be expressed in `unit`."""
+    """Tell whether a value can be expressed in `unit` (a plain number in any count)."""
     target = parse_unit(unit)
     if isinstance(value, pint.Quantity):
+        if value.units.dimensionless and is_count_unit(target):
+            return True
         return bool(value.is_compatible_with(target))
-    return bool(target.dimensionless)
+    return bool(target.dimensionless) or is_count_unit(target)
 
 
 def convert(value: Any, unit: str) -> Any:
-    """Express `value` in `unit`; raise `UnitError` naming both dimensions when impossible."""
+    """Express `value` in `unit`; raise `UnitError` naming both dimensions when impossible.
+
+    A plain number asked for in a count (``nights``) stays a plain number: the count
+    names what it counts, and the number keeps working in checks like ``${n} * ${per}``.
+    """
     target = parse_unit(unit)
+    if is_count_unit(target) and not (
+        isinstance(value, pint.Quantity) and not value.units.dimensionless
+    ):
+        return value
     quantity = value if isinstance(value, pint.Quantity) else registry().Quantity(value)
     try:
         return quantity.to(target)
@@ -475,7 +626,10 @@ def decode_value(data: Any) -> Any:
             [(tag, inner)] = data.items()
             if tag == "$quantity":
                 magnitude, units = inner
-                return registry().Quantity(decode_value(magnitude), units)
+                try:
+                    return registry().Quantity(decode_value(magnitude), units)
+                except pint.UndefinedUnitError:  # a count noun this process has not met yet
+                    return registry().Quantity(decode_value(magnitude), parse_unit(units))
             if tag == "$int":
                 return int(inner, 0)  # base 0 reads both the decimal and the hex form
             if tag == "$float":

@@ -151,7 +151,7 @@ def test_a_unit_mismatch_is_reported_once_not_again_downstream():
 
 
 def test_messages_for_a_small_models_usual_slips_say_what_to_write():
-    """A plain number under a unit, inputs in a goal that has none, a count written as a unit."""
+    """A plain number under a unit, inputs in a goal that has none, a count with no number."""
     from stepgraph import PlanValidationError, StepGraph
     from stepgraph.executor import validate_plan
     from stepgraph.tools import default_registry
@@ -173,7 +173,7 @@ def test_messages_for_a_small_models_usual_slips_say_what_to_write():
                 {
                     "id": "left",
                     "tool": "calculate",
-                    "args": {"expression": "23 apples - 17 apples"},
+                    "args": {"expression": "apples - 17"},
                 },
             ]
         }
@@ -183,4 +183,4 @@ def test_messages_for_a_small_models_usual_slips_say_what_to_write():
     text = str(error.value)
     assert "write the unit into the expression (e.g. '5 h')" in text
     assert "this goal has no inputs; write the value from the goal" in text
-    assert "counts are bare numbers ('23 - 17'" in text
+    assert "to count apples, write the number before it ('23 apples')" in text

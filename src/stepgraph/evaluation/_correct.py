@@ -69,7 +69,7 @@ def parse_expected(value: str | float | int, unit: str | None = None) -> Expecte
     if not name or name in _PERCENT:
         return Expected("percent" if name else "count", number, None, label)
     try:
-        parsed = parse_unit(name)
+        parsed = parse_unit(name, counts=False)
     except UnitError:
         if re.fullmatch(r"[A-Za-z][A-Za-z -]*", name):
             return Expected("count", number, None, label)  # "nights": names what is counted
@@ -153,7 +153,7 @@ def _candidates(text: str) -> Iterator[tuple[re.Match[str], float, pint.Unit | N
         unit: pint.Unit | None = None
         if token:
             try:
-                unit = parse_unit(token.rstrip("/"))
+                unit = parse_unit(token.rstrip("/"), counts=False)
             except UnitError:
                 unit = None  # "3 nights": a word, not a unit
         yield match, _number(match), unit

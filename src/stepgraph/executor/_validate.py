@@ -20,7 +20,14 @@ from stepgraph.references import (
 from stepgraph.task import PreparedTask
 from stepgraph.tools import UNKNOWN, ToolRegistry
 from stepgraph.tools.expression import bind, check_syntax
-from stepgraph.units import compatible, dimension_name, parse_unit, quantity
+from stepgraph.units import (
+    compatible,
+    convert,
+    dimension_name,
+    is_count_unit,
+    parse_unit,
+    quantity,
+)
 
 
 def build_graph(steps: list[Step]) -> nx.DiGraph:
@@ -202,6 +209,8 @@ def _unit_problems(
             if prototype is not UNKNOWN and not compatible(prototype, step.expect_unit):
                 problems.append(PlanProblem(step_id, _unit_mismatch(prototype, step.expect_unit)))
                 prototype = UNKNOWN  # do not cascade a wrong unit into later steps
+            elif is_count_unit(expected):  # a plain number stays plain, as at run time
+                prototype = 1 if prototype is UNKNOWN else convert(prototype, step.expect_unit)
             else:
                 prototype = quantity(1, expected)
         prototypes[step_id] = prototype

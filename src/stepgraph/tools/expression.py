@@ -33,7 +33,7 @@ import simpleeval
 
 from stepgraph.exceptions import CalculationError, StepgraphError, UnitError
 from stepgraph.references import REFERENCE_PATTERN, Reference, find_references, lookup
-from stepgraph.units import format_value, normalize, parse_unit, registry
+from stepgraph.units import format_value, is_count_unit, normalize, parse_unit, registry
 
 MAX_EXPRESSION_LENGTH = 2_000
 MAX_EXPONENT = 1_000
@@ -41,6 +41,7 @@ MAX_INTEGER_BITS = 4_096
 TIME_LIMIT_SECONDS = 1.0
 TOLERANCE = 1e-9  # relative: `==` in expressions and every reverse check use it
 _PLACEHOLDER = "__ref"
+_COUNT = "__count_"  # marks a count noun that follows a number
 
 
 @dataclass(frozen=True)
@@ -228,9 +229,11 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
     def _name(self, node: ast.Name) -> Any:
         if node.id in self.names:
             return self.names[node.id]
+        if node.id.startswith(_COUNT):  # a count noun after its number ("23 apples")
+            return registry().Quantity(1, parse_unit(node.id.removeprefix(_COUNT)))
         try:  # a bare name is a unit, even one spelt like a function ("30 min")
-            unit = parse_unit(node.id)
-        except UnitError:
+            unit = parse_unit(node.id, counts=False)
+        except UnitError as e:
             if node.id in self.functions:
                 raise CalculationError(
                     f"'{node.id}' is a function: call it, e.g. {node.id}(x)"
@@ -238,10 +241,15 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
             allowed = ", ".join(sorted(FUNCTIONS))
             if "_" in node.id:  # a step id written without ${...}
                 hint = f"to use a step's value, write ${{{node.id}}}"
+            elif not node.id.islower():  # a misspelt unit: the error suggests the spelling
+                hint = str(e)
             else:
-                hint = f"counts are bare numbers ('23 - 17', not '23 {node.id} - 17 {node.id}')"
+                hint = (
+                    f"it is not a unit; to count {node.id}, write the number before it "
+                    f"('23 {node.id}'); to use a step's value, write ${{{node.id}}}"
+                )
             raise CalculationError(
-                f"unknown name '{node.id}': it is not a unit; {hint}. Use numbers, units "
+                f"unknown name '{node.id}': {hint}. Use numbers, units "
                 f"(6 h, 2.5 TB), ${{step}} references and the functions {allowed}"
             ) from None
         return registry().Quantity(1, unit)
@@ -326,6 +334,9 @@ def _explicit_products(text: str) -> str:
             last = _unit_end(tokens, index + 1)
             edits.append((offset(number.start), offset(number.start), "("))
             edits.append((offset(following.start), offset(following.start), "* "))
+            for token in tokens[index + 1 : last + 1]:
+                if token.type == tokenize.NAME and _is_count_noun(token.string):
+                    edits.append((offset(token.start), offset(token.start), _COUNT))
             edits.append((offset(tokens[last].end), offset(tokens[last].end), ")"))
             index = last + 1
             continue
@@ -340,6 +351,18 @@ def _explicit_products(text: str) -> str:
     for begin, finish, replacement in reversed(edits):
         text = f"{text[:begin]}{replacement}{text[finish:]}"
     return text
+
+
+def _is_count_noun(name: str) -> bool:
+    """A word that is no unit but names what is counted (``apples``, ``people``)."""
+    try:
+        parse_unit(name, counts=False)
+    except UnitError:
+        try:
+            return is_count_unit(parse_unit(name))
+        except UnitError:
+            return False
+    return False
 
 
 def _is_unit_name(tokens: list[tokenize.TokenInfo], index: int) -> bool:

@@ -51,7 +51,7 @@ def _unit(word: str | None) -> pint.Unit | None:
     if not word:
         return None
     try:
-        return parse_unit(word)
+        return parse_unit(word, counts=False)
     except UnitError:
         return None  # a count noun ("nights", "discs")
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pint
+
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Check, Step, Verdict, VerdictKind
 from stepgraph.references import ReferenceError_, find_references, lookup
 from stepgraph.tools import ToolRegistry, default_registry
 from stepgraph.tools.expression import bind, evaluate
-from stepgraph.units import compatible, dimension_name, format_value, parse_unit
+from stepgraph.units import compatible, dimension_name, format_value, is_count_unit, parse_unit
 
 
 def verify(
@@ -59,6 +61,15 @@ def _reverse(step: Step, tools: ToolRegistry, args: dict[str, Any], value: Any) 
 def _unit_verdict(step: Step, value: Any) -> Verdict:
     unit = step.expect_unit or ""
     passed = compatible(value, unit)
+    if passed and is_count_unit(parse_unit(unit)) and not _whole(value):
+        return Verdict(
+            kind=VerdictKind.UNIT,
+            step=step.id,
+            passed=False,
+            description=f"{format_value(value)} is not a whole number of {unit}: a count is "
+            "whole; round it up (ceil) or down (floor), as the goal asks",
+            values={"value": format_value(value), "expect_unit": unit},
+        )
     return Verdict(
         kind=VerdictKind.UNIT,
         step=step.id,
@@ -69,6 +80,16 @@ def _unit_verdict(step: Step, value: Any) -> Verdict:
         ),
         values={"value": format_value(value), "expect_unit": unit},
     )
+
+
+def _whole(value: Any) -> bool:
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    if isinstance(magnitude, int):
+        return True
+    try:
+        return float(magnitude).is_integer()
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
