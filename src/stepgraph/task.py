@@ -167,6 +167,7 @@ class PreparedTask:
     tools: ToolRegistry
     inputs: dict[str, Any]
     base_dir: Path = field(default_factory=Path.cwd)
+    declared: frozenset[str] = frozenset()  # inputs that came from the plan, not the task
 
     @property
     def plan(self) -> StepGraph | None:
@@ -186,7 +187,7 @@ class PreparedTask:
     @property
     def grounded(self) -> bool:
         """Whether plans are held to the goal's text: a typed goal, or a task that opts in."""
-        return not self.task.inputs or self.task.grounded
+        return self.task.grounded or not set(self.inputs) - self.declared
 
     def for_plan(self, plan: StepGraph) -> PreparedTask:
         """This task with the inputs and constants the plan declares, for running that plan.
@@ -196,20 +197,24 @@ class PreparedTask:
         """
         if not plan.inputs and not plan.constants:
             return self
-        values, problems = declared_values(plan)
-        problems += [
-            PlanProblem(None, f"inputs.{name}: the task already has this input; refer to it")
-            for name in sorted(set(values) & set(self.inputs))
-        ]
+        values, problems = declared_values(plan, taken=self.inputs)
         if problems:
             raise PlanValidationError(problems)
-        return replace(self, inputs={**self.inputs, **values})
+        return replace(self, inputs={**self.inputs, **values}, declared=frozenset(values))
 
 
-def declared_values(plan: StepGraph) -> tuple[dict[str, Any], list[PlanProblem]]:
-    """The values of a plan's declared inputs and constants, and the ones that do not read."""
+def declared_values(
+    plan: StepGraph, taken: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[PlanProblem]]:
+    """The values of a plan's declared inputs and constants, and what is wrong with them.
+
+    `taken` are the task's own inputs: a plan may not declare one of them again.
+    """
     values: dict[str, Any] = {}
-    problems: list[PlanProblem] = []
+    problems = [
+        PlanProblem(None, f"inputs.{name}: the task already has this input; refer to it")
+        for name in sorted((set(plan.inputs) | set(plan.constants)) & set(taken))
+    ]
     for name in sorted(set(plan.inputs) & set(plan.constants)):
         problems.append(PlanProblem(None, f"'{name}' is both an input and a constant: rename one"))
     declared: dict[str, str | float | int] = {

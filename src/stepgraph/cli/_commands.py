@@ -32,9 +32,9 @@ from stepgraph.cli._model_options import (
 )
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
-from stepgraph.engine import Engine, PlanFile, check_journal_free, plan_view
+from stepgraph.engine import Engine, PlanFile, check_given_plan, check_journal_free, plan_view
 from stepgraph.exceptions import TaskFileError
-from stepgraph.executor import dask_backend, validate_plan
+from stepgraph.executor import dask_backend
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
 from stepgraph.planner import system_prompt
 from stepgraph.task import PreparedTask, parse_assignments
@@ -91,7 +91,7 @@ def approver_for(
         return None
 
     def check(plan: StepGraph) -> None:
-        validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
+        check_given_plan(plan, prepared)
 
     return ConsoleApprover(console, check, pause=progress.paused)
 
@@ -254,7 +254,8 @@ def approve(
     """Record who approved a plan file and when; a changed plan cannot be approved."""
     plan_file = PlanFile.load(plan_path)
     prepared = Engine().prepare(plan_file.task)
-    show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, prepared.inputs))
+    inputs = prepared.for_plan(plan_file.plan).inputs
+    show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, inputs))
     plan_file.approve(by or getpass.getuser())
     plan_file.save(plan_path)
     record = plan_file.approval

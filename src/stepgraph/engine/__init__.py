@@ -13,6 +13,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._engine import Engine, check_journal_free, run
+from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
 from stepgraph.engine._resume import resume
 from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
@@ -28,6 +29,7 @@ __all__ = [
     "ReplayReport",
     "RunConfig",
     "RunOptions",
+    "check_given_plan",
     "check_journal_free",
     "compare",
     "effective_policy",

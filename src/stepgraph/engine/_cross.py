@@ -45,6 +45,7 @@ def cross_check(
     first = _final_value(plan, execution)
     try:
         other = prefixed(planner.cross_plan(task, journal), PREFIX)
+        task = task.for_plan(other)
         graph = check_plan(other, task)
     except (PlanningError, PlanValidationError, LLMError) as e:
         return _verdict(False, f"no second plan to compare with: {e}")

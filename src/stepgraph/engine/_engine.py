@@ -11,9 +11,10 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.engine._approval import Approver, PlanFile
+from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
 from stepgraph.exceptions import JournalError, TaskFileError
-from stepgraph.executor import Backend, ThreadBackend, check_plan
+from stepgraph.executor import Backend, ThreadBackend
 from stepgraph.journal import JournalWriter, Listener
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
@@ -91,7 +92,7 @@ class Engine:
         prepared = self.prepare(task, overrides=overrides)
         if prepared.plan is None:
             raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
-        return check_plan(prepared.plan, prepared)
+        return check_given_plan(prepared.plan, prepared)
 
     def plan(
         self,

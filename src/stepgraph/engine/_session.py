@@ -23,6 +23,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._cross import cross_check
+from stepgraph.engine._given import check_given_plan
 from stepgraph.exceptions import (
     ApprovalError,
     JournalError,
@@ -213,7 +214,12 @@ class RunSession:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
             plan = approved
         answer, answer_verdict = compose_answer(
-            self.prepared, plan, execution, verdicts, self.config.planner, self.journal
+            self.prepared.for_plan(plan),
+            plan,
+            execution,
+            verdicts,
+            self.config.planner,
+            self.journal,
         )
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
@@ -255,6 +261,7 @@ class RunSession:
         plan = plan_file.plan if plan_file else prepared.plan
         if plan is not None:
             source = "file" if plan_file else "task"
+            check_given_plan(plan, prepared)
             self.journal.emit(
                 PlanProposed(
                     source=source, plan=plan.model_dump(mode="json"), plan_hash=plan.plan_hash()
@@ -264,7 +271,7 @@ class RunSession:
         return require_planner(self.config.planner, prepared).plan(prepared, self.journal)
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
-        prepared = self.prepared
+        prepared = self.prepared.for_plan(plan)
         graph = check_plan(plan, prepared)
         signatures = step_signatures(graph)
         if prior is not None:  # a resumed run: what settled before the crash counts as done
@@ -306,7 +313,7 @@ class RunSession:
             prepared.inputs,
             prepared.tools,
         )
-        if not prepared.inputs:  # a goal typed with its numbers: the plan must use them all
+        if not self.prepared.inputs:  # a typed goal: the plan must use all its numbers
             coverage = goal_coverage(prepared.task.goal, plan)
             if coverage is not None:
                 verdicts.append(coverage)
@@ -352,7 +359,9 @@ class RunSession:
     def _ask(self, plan: StepGraph, approver: Approver) -> StepGraph | None:
         prepared = self.prepared
         for _ in range(MAX_REVIEWS):
-            decision = approver.review(plan_view(plan, prepared.tools, prepared.inputs))
+            decision = approver.review(
+                plan_view(plan, prepared.tools, prepared.for_plan(plan).inputs)
+            )
             if decision.action == "approve":
                 self._decided(PlanApproved, plan, who=decision.who, how="person")
                 return plan
@@ -360,7 +369,7 @@ class RunSession:
                 self._decided(PlanRejected, plan, who=decision.who, how="person")
                 return None
             if decision.action == "edit" and decision.plan is not None:
-                check_plan(decision.plan, prepared)
+                check_given_plan(decision.plan, prepared)
                 self.journal.emit(
                     PlanEdited(
                         who=decision.who,

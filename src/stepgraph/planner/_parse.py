@@ -21,7 +21,7 @@ from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import validate_plan
 from stepgraph.model import Check, StepGraph
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
-from stepgraph.task import MAX_NESTING
+from stepgraph.task import MAX_NESTING, declared_values
 from stepgraph.tools import ToolRegistry
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -189,8 +189,11 @@ def parse_plan(
         plan = StepGraph.model_validate(data)
     except ValidationError as e:
         return ParsedPlan(None, _schema_problems(e, data), repairs, data)
+    declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
     try:
-        validate_plan(plan, tools, inputs, checks, answer=answer)
+        validate_plan(plan, tools, {**declared, **(inputs or {})}, checks, answer=answer)
     except PlanValidationError as e:
-        return ParsedPlan(None, e.problems, repairs, data)
+        problems += e.problems
+    if problems:
+        return ParsedPlan(None, problems, repairs, data)
     return ParsedPlan(plan, [], repairs, data)

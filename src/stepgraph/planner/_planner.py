@@ -14,6 +14,7 @@ from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
+from stepgraph.verifiers import grounding_problems
 
 
 class Planner:
@@ -124,6 +125,8 @@ class Planner:
                 parsed = parse_plan(
                     reply.text, task.tools, task.inputs, task.extra_checks, answer=task.answer
                 )
+                if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
+                    parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)
             if parsed.plan is not None:
                 if journal:
                     journal.emit(

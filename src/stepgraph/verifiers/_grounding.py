@@ -1,0 +1,261 @@
+"""Grounding: a plan's numbers must come from the goal, each where the goal says it.
+
+Checked before anything runs, for a goal typed with its numbers (or a task that opts in
+with ``grounded: true``):
+
+- each input the plan declares quotes the goal (whitespace and case aside), and its value
+  is the quantity the quote states: 450 Mbps typed as 450 MB/s, or 2.5 TB as 2.5 TiB, is
+  refused;
+- each number the goal states is used (by an input, a step or a check) or listed under
+  ``unused`` with a reason;
+- no literal in a step or check is a number the goal does not state (a conversion factor
+  such as 8 or 3600 done by hand, a made-up 0.98) unless the plan declares it under
+  ``constants`` with a reason.
+
+Each problem says what to write instead; the planner sends it back to the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pint
+
+from stepgraph.exceptions import PlanProblem, StepgraphError, UnitError
+from stepgraph.model import StepGraph
+from stepgraph.task import PreparedTask, parse_input
+from stepgraph.units import format_value, is_count_unit, parse_unit, quantity
+from stepgraph.verifiers._numbers import GoalNumber, goal_numbers, literal_numbers, matches
+
+# Always allowed as literals: 0 and 1 are structure ("1 - ${loss}"), not data.
+_STRUCTURAL = (0.0, 1.0)
+# Literals a model writes when it converts by hand, and what they usually stand for.
+_CONVERSION_FACTORS = {
+    8: "bits per byte",
+    24: "hours per day",
+    7: "days per week",
+    60: "seconds per minute or minutes per hour",
+    100: "percent",
+    365: "days per year",
+    1000: "a decimal prefix (k, M, G)",
+    1024: "a binary prefix (Ki, Mi, Gi)",
+    1440: "minutes per day",
+    3600: "seconds per hour",
+    86400: "seconds per day",
+    1e6: "a decimal prefix (M)",
+    1e9: "a decimal prefix (G)",
+    1e12: "a decimal prefix (T)",
+    1048576: "a binary prefix (Mi)",
+    1073741824: "a binary prefix (Gi)",
+}
+_WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """A quantity a quote states: its number and, where the words say one, its unit."""
+
+    text: str
+    number: float
+    unit: pint.Unit | None
+
+
+def _stated(quote: str) -> list[_Stated]:
+    """Each number of a quote with the unit written right after it, if it is a known unit."""
+    found = []
+    for number in goal_numbers(quote):
+        if number.clock_hours is not None:
+            found.append(_Stated(number.text, number.clock_hours, parse_unit("h")))
+            continue
+        if number.percent:
+            found.append(_Stated(number.text, number.value, parse_unit("percent")))
+            continue
+        found.append(_Stated(number.text, number.value, _unit_after(quote[number.end :])))
+    return found
+
+
+def _unit_after(rest: str) -> pint.Unit | None:
+    """The known unit written right after a number: one word, or "X per Y".
+
+    Only one word otherwise: in "a 450 Mbps link", link is a unit of length too.
+    """
+    words = [word.strip(".,;:()") for word in rest.split()[:3]]
+    candidates = [f"{words[0]} / {words[2]}"] if len(words) == 3 and words[1] == "per" else []
+    for text in [*candidates, *words[:1]]:
+        if not text or not _WORD.fullmatch(text.replace(" ", "")):
+            continue
+        try:
+            return parse_unit(text, counts=False)
+        except UnitError:
+            continue
+    return None
+
+
+def _states(stated: _Stated, value: Any) -> bool:
+    """Whether `value` is the quantity `stated` (a rate "per" something counts too)."""
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    if stated.unit is None or is_count_unit(stated.unit):
+        return isinstance(magnitude, int | float) and matches(float(magnitude), [stated.number])
+    expected = quantity(stated.number, stated.unit)
+    if not isinstance(value, pint.Quantity):
+        return bool(stated.unit.dimensionless) and matches(
+            float(value), [float(expected.to("dimensionless").magnitude)]
+        )
+    if value.is_compatible_with(stated.unit):
+        return matches(float(value.to(stated.unit).magnitude), [stated.number])
+    # "60 GB per hour" written as 60 GB/h: the same number over a unit of its own
+    per = value.units / stated.unit
+    return (
+        not per.dimensionless
+        and matches(float(magnitude), [stated.number])
+        and ((1 / per).dimensionality in ({"[time]": 1},) or is_count_unit(1 / per))
+    )
+
+
+def _input_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
+    problems = []
+    written_goal = _normalized(goal)
+    for name, item in plan.inputs.items():
+        where = f"inputs.{name}"
+        if _normalized(item.quote) not in written_goal:
+            problems.append(
+                PlanProblem(
+                    None,
+                    f"{where}: the quote '{item.quote}' is not in the goal; copy the goal's "
+                    "words exactly, e.g. the few words around the number",
+                )
+            )
+            continue
+        try:
+            value = parse_input(item.value)
+        except StepgraphError:
+            continue  # reported by the inputs' own check
+        stated = _stated(item.quote)
+        if not stated:
+            problems.append(
+                PlanProblem(None, f"{where}: the quote '{item.quote}' states no number")
+            )
+        elif not any(_states(candidate, value) for candidate in stated):
+            written = ", ".join(
+                f"{c.text}"
+                + (
+                    f" ({format_value(quantity(1, c.unit)).removeprefix('1 ')})"
+                    if c.unit is not None
+                    else ""
+                )
+                for c in stated
+            )
+            problems.append(
+                PlanProblem(
+                    None,
+                    f"{where}: the value {item.value!r} is not what the quote '{item.quote}' "
+                    f"states ({written}); write the value with the goal's own number and unit",
+                )
+            )
+    return problems
+
+
+def _used_numbers(plan: StepGraph, task_inputs: Mapping[str, Any]) -> list[float]:
+    used = [n for step in plan.steps for n in literal_numbers(step.args)]
+    used += [n for check in plan.checks for n in literal_numbers(check.expression)]
+    declared = [item.value for item in plan.inputs.values()]
+    declared += list(task_inputs.values())
+    for value in declared:
+        magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+        used += literal_numbers(magnitude if not isinstance(value, str) else value)
+        if isinstance(value, pint.Quantity) and value.units.dimensionless:
+            used.append(float(value.to("dimensionless").magnitude))
+    return used
+
+
+def _coverage_problems(
+    plan: StepGraph, stated: list[GoalNumber], task_inputs: Mapping[str, Any]
+) -> list[PlanProblem]:
+    used = _used_numbers(plan, task_inputs)
+    listed = {_plain(item.number) for item in plan.unused if item.why.strip()}
+    listed |= {_plain(n.text) for item in plan.inputs.values() for n in goal_numbers(item.quote)}
+    problems = [
+        PlanProblem(None, f"unused: '{item.number}' needs a reason (why)")
+        for item in plan.unused
+        if not item.why.strip()
+    ]
+    for number in stated:
+        if _plain(number.text) in listed or matches_any(used, number.accepted):
+            continue
+        problems.append(
+            PlanProblem(
+                None,
+                f"the goal states '{number.text}' but no input, step or check uses it: declare "
+                f'it under "inputs" with the words it comes from, or list it under "unused" '
+                "with why the answer does not need it",
+            )
+        )
+    return problems
+
+
+def matches_any(used: Iterable[float], accepted: list[float]) -> bool:
+    """Whether any used number is one of the accepted forms of a goal's number."""
+    return any(matches(u, accepted) for u in used)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[\s,]", "", text).rstrip("%").casefold()
+
+
+def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> list[PlanProblem]:
+    allowed = [*_STRUCTURAL, *(value for number in stated for value in number.accepted)]
+    for item in plan.constants.values():
+        allowed += literal_numbers(item.value)
+    if "%" in goal or "percent" in goal.casefold():
+        allowed.append(100.0)  # "what percent": a share times 100
+    problems = []
+    places: list[tuple[str | None, str, Any]] = [(step.id, "", step.args) for step in plan.steps]
+    places += [(None, f"check '{check.expression}': ", check.expression) for check in plan.checks]
+    for step_id, prefix, content in places:
+        for literal in sorted(set(literal_numbers(content))):
+            if matches(literal, allowed):
+                continue
+            shown = f"{literal:g}"
+            factor = _CONVERSION_FACTORS.get(literal)
+            if factor is not None:
+                why = (
+                    f"{shown} looks like a conversion factor ({factor}) done by hand: write "
+                    "each quantity with its unit and let the units convert (expect_unit, "
+                    "unit_convert)"
+                )
+            else:
+                why = f"{shown} is not a number of the goal"
+            problems.append(
+                PlanProblem(
+                    step_id,
+                    f"{prefix}{why}; use only the goal's numbers, or if the answer truly "
+                    f'needs {shown}, declare it under "constants" with why',
+                )
+            )
+    return problems
+
+
+def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:
+    """Everything that ties the plan's numbers to the goal's words, checked before running.
+
+    Empty for a task that names its inputs and does not opt in with ``grounded: true``.
+    """
+    if not task.grounded:
+        return []
+    goal = task.task.goal
+    stated = [number for number in goal_numbers(goal) if number.value != 0]
+    return [
+        *_input_problems(plan, goal),
+        *_coverage_problems(plan, stated, task.inputs),
+        *_literal_problems(plan, stated, goal),
+    ]
+
+
+__all__ = ["grounding_problems"]

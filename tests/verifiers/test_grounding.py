@@ -1,0 +1,203 @@
+"""A plan's numbers come from the goal: quoted inputs, every number used, no made-up literal."""
+
+import copy
+import json
+
+import pytest
+
+from stepgraph import Engine, Planner, RunStatus, StepGraph, Task
+from stepgraph.journal import read_journal
+from stepgraph.task import PreparedTask
+from stepgraph.testing import ScriptedLLM
+from stepgraph.tools import default_registry
+from stepgraph.verifiers import grounding_problems
+
+GOAL = (
+    "Move 2.5 TB over a 450 Mbps link, only from 00:00 to 06:00 each night, at 90% "
+    "utilisation with 12% lost to retries. How many nights does it take?"
+)
+GROUNDED = {
+    "inputs": {
+        "data": {"value": "2.5 TB", "quote": "Move 2.5 TB"},
+        "link": {"value": "450 Mbps", "quote": "a 450 Mbps link"},
+        "window": {"value": "6 h", "quote": "from 00:00 to 06:00"},
+        "utilisation": {"value": "90 %", "quote": "90% utilisation"},
+        "loss": {"value": 0.12, "quote": "12% lost to retries"},
+    },
+    "steps": [
+        {
+            "id": "per_night",
+            "tool": "calculate",
+            "args": {
+                "expression": "${inputs.link} * ${inputs.window} * ${inputs.utilisation}"
+                " * (1 - ${inputs.loss})"
+            },
+            "expect_unit": "GB",
+        },
+        {
+            "id": "nights",
+            "tool": "calculate",
+            "args": {"expression": "ceil(${inputs.data} / ${per_night})"},
+        },
+    ],
+    "checks": [{"expression": "${nights} * ${per_night} >= ${inputs.data}"}],
+    "answer": "${nights} nights (${per_night} per night)",
+}
+
+
+def _task(goal=GOAL):
+    return PreparedTask(Task(goal=goal), default_registry(), {})
+
+
+def _problems(plan, goal=GOAL):
+    return [str(p) for p in grounding_problems(StepGraph.model_validate(plan), _task(goal))]
+
+
+def _changed(change):
+    plan = copy.deepcopy(GROUNDED)
+    change(plan)
+    return plan
+
+
+def test_the_grounded_canonical_plan_passes_and_runs_to_three_nights(tmp_path):
+    assert _problems(GROUNDED) == []
+    engine = Engine(planner=Planner(ScriptedLLM([json.dumps(GROUNDED)])))
+    result = engine.run(Task(goal=GOAL), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.VERIFIED, [v.description for v in result.verdicts]
+    assert result.values["nights"] == 3
+    assert result.answer == "3 nights (962.28 GB per night)"
+
+
+def _mbps_as_mb_per_s(plan):
+    plan["inputs"]["link"]["value"] = "450 MB/s"
+
+
+def _tb_as_tib(plan):
+    plan["inputs"]["data"]["value"] = "2.5 TiB"
+
+
+def _utilisation_left_out(plan):
+    del plan["inputs"]["utilisation"]
+    plan["steps"][0]["args"]["expression"] = (
+        "${inputs.link} * ${inputs.window} * (1 - ${inputs.loss})"
+    )
+
+
+def _divided_by_8_by_hand(plan):
+    plan["steps"][0]["args"]["expression"] = (
+        "${inputs.link} / 8 * ${inputs.window} * ${inputs.utilisation} * (1 - ${inputs.loss})"
+    )
+
+
+def _made_up_factor(plan):
+    plan["steps"][0]["args"]["expression"] += " * 0.98"
+
+
+def _quote_not_in_goal(plan):
+    plan["inputs"]["link"]["quote"] = "a 450 MB/s link"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_mbps_as_mb_per_s, "inputs.link: the value '450 MB/s' is not what the quote"),
+        (_tb_as_tib, "inputs.data: the value '2.5 TiB' is not what the quote 'Move 2.5 TB'"),
+        (_utilisation_left_out, "the goal states '90%' but no input, step or check uses it"),
+        (_divided_by_8_by_hand, "8 looks like a conversion factor (bits per byte)"),
+        (_made_up_factor, "0.98 is not a number of the goal"),
+        (_quote_not_in_goal, "the quote 'a 450 MB/s link' is not in the goal"),
+    ],
+    ids=["Mbps-as-MB/s", "TB-as-TiB", "no-utilisation", "by-hand-8", "made-up-0.98", "misquote"],
+)
+def test_a_wrong_plan_is_refused_before_it_runs_saying_what_to_fix(change, message):
+    problems = _problems(_changed(change))
+    assert any(message in problem for problem in problems), problems
+
+
+def test_a_number_the_answer_does_not_need_may_be_listed_with_a_reason():
+    goal = "A team of 4 moves 2 TB at 100 MB/s. How many hours?"
+    plan = {
+        "inputs": {
+            "data": {"value": "2 TB", "quote": "moves 2 TB"},
+            "rate": {"value": "100 MB/s", "quote": "at 100 MB/s"},
+        },
+        "steps": [
+            {
+                "id": "hours",
+                "tool": "calculate",
+                "args": {"expression": "${inputs.data} / ${inputs.rate}"},
+                "expect_unit": "h",
+            }
+        ],
+    }
+    assert any("'4'" in p for p in _problems(plan, goal))
+    plan["unused"] = [{"number": "4", "why": "the team size does not change the link"}]
+    assert _problems(plan, goal) == []
+    plan["unused"] = [{"number": "4", "why": ""}]
+    assert any("needs a reason" in p for p in _problems(plan, goal))
+
+
+def test_a_declared_constant_is_allowed_and_shown_to_the_model_as_such():
+    goal = "A site gets 1,200 visits per working day. How many visits in 3 weeks?"
+    plan = {
+        "steps": [{"id": "visits", "tool": "calculate", "args": {"expression": "1200 * 5 * 3"}}],
+    }
+    assert any("5 is not a number of the goal" in p for p in _problems(plan, goal))
+    plan["constants"] = {"days": {"value": 5, "why": "a week has 5 working days"}}
+    assert _problems(plan, goal) == []
+
+
+@pytest.mark.parametrize(
+    ("quote", "value"),
+    [
+        ("a 450 Mbps link", "56.25 MB/s"),  # the same quantity in other units
+        ("90% utilisation", 0.9),
+        ("90% utilisation", "90 %"),
+        ("from 00:00 to 06:00", "6 h"),
+        ("Move 2.5 TB", "2500 GB"),
+    ],
+)
+def test_the_same_quantity_in_other_units_is_accepted(quote, value):
+    plan = _changed(lambda p: None)
+    name = next(n for n, item in plan["inputs"].items() if item["quote"] == quote)
+    plan["inputs"][name]["value"] = value
+    assert _problems(plan) == []
+
+
+def test_a_rate_per_unit_of_the_goal_reads_as_its_quote():
+    goal = "A pump moves 60 L per minute. How long for 900 L?"
+    plan = {
+        "inputs": {
+            "rate": {"value": "60 L/min", "quote": "60 L per minute"},
+            "volume": {"value": "900 L", "quote": "900 L"},
+        },
+        "steps": [
+            {
+                "id": "time",
+                "tool": "calculate",
+                "args": {"expression": "${inputs.volume} / ${inputs.rate}"},
+                "expect_unit": "min",
+            }
+        ],
+    }
+    assert _problems(plan, goal) == []
+
+
+def test_the_planner_sends_the_problem_back_and_the_fixed_plan_runs(tmp_path):
+    wrong = _changed(_mbps_as_mb_per_s)
+    llm = ScriptedLLM([json.dumps(wrong), json.dumps(GROUNDED)])
+    result = Engine(planner=Planner(llm)).run(Task(goal=GOAL), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.VERIFIED and result.values["nights"] == 3
+    feedback = llm.requests[1][-1]["content"]
+    assert "inputs.link: the value '450 MB/s' is not what the quote 'a 450 Mbps link'" in feedback
+    invalid = [e for e in read_journal(tmp_path / "run.jsonl").events if e.event == "plan.invalid"]
+    assert len(invalid) == 1
+
+
+def test_a_task_with_inputs_keeps_working_unless_it_opts_in():
+    plan = {"steps": [{"id": "x", "tool": "calculate", "args": {"expression": "2.5 TB / 8"}}]}
+    named = Task(goal="Move 2.5 TB", inputs={"data": "2.5 TB"})
+    prepared = PreparedTask(named, default_registry(), {"data": 2.5})
+    assert grounding_problems(StepGraph.model_validate(plan), prepared) == []
+    opted = PreparedTask(named.model_copy(update={"grounded": True}), default_registry(), {})
+    assert grounding_problems(StepGraph.model_validate(plan), opted) != []
