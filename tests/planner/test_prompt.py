@@ -1,25 +1,31 @@
 import pytest
 import yaml
 
-from stepgraph import StepGraph
-from stepgraph.executor import validate_plan
+from stepgraph import PreparedTask, StepGraph, Task
+from stepgraph.executor import check_plan
 from stepgraph.planner._prompt import render, system_prompt, template, tool_guide
 from stepgraph.tools import default_registry
 from stepgraph.units import parse_quantity
+from stepgraph.verifiers import grounding_problems
 
 
-@pytest.mark.parametrize("index", [0, 1])
-def test_the_worked_examples_pass_the_static_checks(index):
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_the_worked_examples_pass_the_static_checks_and_grounding(index):
     """The few-shot plans teach by example, so they must be plans the engine accepts."""
     example = yaml.safe_load(template("examples.yaml"))[index]
     inputs = {name: parse_quantity(value) for name, value in example["inputs"].items()}
-    graph = validate_plan(StepGraph.model_validate(example["plan"]), default_registry(), inputs)
+    task = PreparedTask(Task(goal=example["goal"]), default_registry(), inputs)
+    plan = StepGraph.model_validate(example["plan"])
+    graph = check_plan(plan, task.for_plan(plan))
     assert graph.number_of_nodes() == len(example["plan"]["steps"])
+    assert grounding_problems(plan, task) == []
 
 
 def test_one_worked_example_has_independent_branches():
     example = yaml.safe_load(template("examples.yaml"))[1]
-    graph = validate_plan(StepGraph.model_validate(example["plan"]), default_registry(), {})
+    plan = StepGraph.model_validate(example["plan"])
+    task = PreparedTask(Task(goal=example["goal"]), default_registry(), {})
+    graph = check_plan(plan, task.for_plan(plan))
     roots = [node for node in graph if graph.in_degree(node) == 0]
     assert len(roots) >= 2
 

@@ -108,8 +108,9 @@ def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, A
             return f"{ref.text} must name an input, e.g. ${{inputs.{next(iter(inputs), 'name')}}}"
         if not inputs:
             return (
-                f"{ref.text}: this goal has no inputs; write the value from the goal with "
-                f"its unit in place of {ref.text} (e.g. '450 Mbit/s')"
+                f'{ref.text}: the plan declares no such input; declare it under "inputs" '
+                f'with its value and the goal\'s words it comes from, e.g. "{ref.path[0]}": '
+                '{"value": "450 Mbps", "quote": "a 450 Mbps link"}'
             )
         if ref.path[0] not in inputs:
             known = ", ".join(sorted(inputs))
