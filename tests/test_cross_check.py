@@ -36,12 +36,31 @@ def test_two_routes_that_agree_verify_the_run(tmp_path):
 
 
 def test_a_wrong_plan_that_verifies_on_its_own_is_caught_by_a_second_route(tmp_path):
-    """A real model used ceil for full crates: 42, and every check of that plan passed."""
-    result, _, _ = _run(tmp_path, [_plan("ceil(1000 / 24)"), _plan("floor(1000 / 24)")])
+    """A real model used ceil for full crates: 42, and every check of that plan passed.
+
+    The repair round is shown the second plan and its values; a model that keeps its
+    wrong plan leaves the run unverified, with no answer, and is not asked again.
+    """
+    wrong = _plan("ceil(1000 / 24)")
+    result, model, journal = _run(tmp_path, [wrong, _plan("floor(1000 / 24)"), wrong])
     assert result.status is RunStatus.UNVERIFIED
     [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
     assert not cross.passed and "disagrees: 41 against 42" in cross.description
     assert result.answer.startswith("no answer:") and "cross_check" in result.answer
+    assert len(model.requests) == 3  # plan, second plan, one repair that changed nothing
+    repair_request = model.requests[2][-1]["content"]
+    assert "the second plan was:" in repair_request and "floor(1000 / 24)" in repair_request
+    assert "x_crates = 41" in repair_request
+    assert journal.of_kind("plan.repair") == []
+
+
+def test_a_disagreement_repaired_verifies_against_the_same_second_plan(tmp_path):
+    right = _plan("floor(1000 / 24)")
+    result, model, _ = _run(tmp_path, [_plan("ceil(1000 / 24)"), right, right])
+    assert result.status is RunStatus.VERIFIED and result.answer == "41 crates"
+    crosses = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert crosses[-1].passed and "now agrees with the second plan" in crosses[-1].description
+    assert len(model.requests) == 3  # plan, second plan, repair: no third plan asked for
 
 
 def test_no_second_plan_means_not_verified(tmp_path):
@@ -74,7 +93,7 @@ def test_final_values_that_are_records_compare_as_equal_or_not(tmp_path):
         return {"id": 42, "name": name}
 
     step = json.dumps({"steps": [{"id": "c", "tool": "find", "args": {"name": "Acme"}}]})
-    model = ScriptedLLM([step, "Acme is company 42.", step])  # plan, answer, second plan
+    model = ScriptedLLM([step, step, "Acme is company 42."])  # plan, second plan, answer
     engine = Engine(tools=[find], planner=Planner(model), cross_check=True)
     result = engine.run(Task(goal="Which company is Acme?"), journal=tmp_path / "j.jsonl")
     [cross] = [v for v in result.verdicts if v.kind == "cross_check"]

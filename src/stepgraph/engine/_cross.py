@@ -5,13 +5,18 @@ applied twice, `ceil` where the goal wants full crates). With `cross_check`, aft
 whose every verdict passed, the planner is asked for a second plan, independently and
 sampling more widely; it runs with its step ids prefixed ``x_`` (so the journal tells the
 two apart), is verified like the first, and the final values of the two plans must
-agree. Disagreement, or a second plan that cannot be made or verified, leaves the run
-unverified: the cross-check never confirms what it could not reproduce.
+agree. Disagreement between two plans that both ran and verified goes to a repair round
+with the second plan and its values; the repaired plan's answer is compared with the
+second plan's (no third plan is asked for). Disagreement that remains, or a second plan
+that cannot be made or verified, leaves the run unverified: the cross-check never
+confirms what it could not reproduce.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import pint
@@ -24,11 +29,60 @@ from stepgraph.planner import Planner
 from stepgraph.references import REFERENCE_PATTERN
 from stepgraph.task import PreparedTask
 from stepgraph.tools.expression import close
-from stepgraph.units import format_pair
+from stepgraph.units import format_pair, format_value
 from stepgraph.verifiers import verify
 
 PREFIX = "x_"
 AGREEMENT = 1e-3  # relative: two routes may round differently on the way
+
+
+@dataclass(frozen=True)
+class Second:
+    """The second plan, what its steps produced, and its final value."""
+
+    plan: StepGraph
+    values: dict[str, Any]
+    final: Any
+
+
+@dataclass(frozen=True)
+class CrossOutcome:
+    """The cross-check's verdict and, when a second plan ran and verified, that plan."""
+
+    verdict: Verdict
+    second: Second | None = None
+
+    def repair_material(self) -> list[str]:
+        """What a repair round is shown on disagreement: the verdict, the other plan, its values."""
+        assert self.second is not None, "only two plans that both ran can disagree"
+        shown = json.dumps(self.second.plan.model_dump(mode="json", exclude_defaults=True))
+        produced = "; ".join(f"{s} = {format_value(v)}" for s, v in self.second.values.items())
+        return [
+            f"{self.verdict.description}. Both plans ran and verified, so one of them misreads "
+            "the goal: read the goal again, word by word, and make your plan answer exactly "
+            "what it asks",
+            f"the second plan was: {shown}",
+            f"its steps produced: {produced}",
+        ]
+
+
+def compare_with(second: Second, plan: StepGraph, execution: Execution) -> CrossOutcome:
+    """A repaired plan's answer against the second plan already run (no new model call)."""
+    first = _final_value(plan, execution)
+    if first is None:
+        return CrossOutcome(_verdict(False, "the repaired plan produced no final value"), second)
+    shown_first, shown_second = format_pair(first, second.final)
+    agree = _agree(first, second.final)
+    verb = "now agrees with" if agree else "still disagrees with"
+    return CrossOutcome(
+        _verdict(
+            agree,
+            f"the repaired plan {verb} the second plan: {shown_first} against {shown_second}",
+            first=shown_first,
+            second=shown_second,
+        ),
+        second,
+    )
 
 
 def cross_check(
@@ -40,7 +94,7 @@ def cross_check(
     *,
     max_workers: int,
     backend: Any,
-) -> Verdict:
+) -> CrossOutcome:
     """Run a second, independent plan and compare its final value with the first plan's."""
     first = _final_value(plan, execution)
     try:
@@ -48,7 +102,7 @@ def cross_check(
         task = task.for_plan(other)
         graph = check_plan(other, task)
     except (PlanningError, PlanValidationError, LLMError) as e:
-        return _verdict(False, f"no second plan to compare with: {e}")
+        return CrossOutcome(_verdict(False, f"no second plan to compare with: {e}"))
     journal.emit(
         PlanProposed(
             source="planner",
@@ -62,24 +116,29 @@ def cross_check(
     )
     if second.failed or second.skipped:
         failed = ", ".join([*second.failed, *second.skipped])
-        return _verdict(False, f"the second plan did not run through (steps {failed})")
+        return CrossOutcome(
+            _verdict(False, f"the second plan did not run through (steps {failed})")
+        )
     checked = verify(
         other.steps, second.values, second.actions, other.checks, task.inputs, task.tools
     )
     if not all(verdict.passed for verdict in checked):
         wrong = "; ".join(v.description for v in checked if not v.passed)
-        return _verdict(False, f"the second plan did not verify: {wrong}")
+        return CrossOutcome(_verdict(False, f"the second plan did not verify: {wrong}"))
     value = _final_value(other, second)
     if first is None or value is None:
-        return _verdict(False, "a plan produced no final value to compare")
+        return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
     shown_first, shown_second = format_pair(first, value)
     agree = _agree(first, value)
     verb = "agrees" if agree else "disagrees"
-    return _verdict(
-        agree,
-        f"a second plan, by its own route, {verb}: {shown_second} against {shown_first}",
-        first=shown_first,
-        second=shown_second,
+    return CrossOutcome(
+        _verdict(
+            agree,
+            f"a second plan, by its own route, {verb}: {shown_second} against {shown_first}",
+            first=shown_first,
+            second=shown_second,
+        ),
+        Second(other, dict(second.values), value),
     )
 
 
@@ -142,4 +201,12 @@ def _verdict(passed: bool, description: str, **values: str) -> Verdict:
     )
 
 
-__all__ = ["AGREEMENT", "PREFIX", "cross_check", "prefixed"]
+__all__ = [
+    "AGREEMENT",
+    "PREFIX",
+    "CrossOutcome",
+    "Second",
+    "compare_with",
+    "cross_check",
+    "prefixed",
+]

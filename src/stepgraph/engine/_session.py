@@ -22,7 +22,7 @@ from stepgraph.engine._approval import (
     now,
     plan_view,
 )
-from stepgraph.engine._cross import cross_check
+from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
 from stepgraph.exceptions import (
     ApprovalError,
@@ -192,15 +192,26 @@ class RunSession:
                 return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
             plan, first_round = approved, 0
         rounds = self.config.repair_rounds
+        crossed: CrossOutcome | None = None
         for round_number in range(first_round, rounds + 1):
             execution, verdicts = self._execute(
                 plan, prior if round_number == first_round else None
             )
             failures = failures_of(execution, verdicts)
+            disagreed = False
+            if not failures:  # spent only on a run that would otherwise verify
+                crossed = self._cross_check(plan, execution, crossed)
+                if crossed is not None:
+                    verdicts.append(crossed.verdict)
+                    self._journal_verdicts([crossed.verdict])
+                    disagreed = crossed.second is not None and not crossed.verdict.passed
+                    failures = crossed.repair_material() if disagreed else []
             planner = self.config.planner
             if not failures or planner is None or round_number == rounds:
                 break
             repaired = planner.repair(self.prepared, plan, execution.values, failures, self.journal)
+            if disagreed and repaired.plan_hash() == plan.plan_hash():
+                break  # the model keeps its plan against the second: nothing left to try
             self.journal.emit(
                 PlanRepair(
                     round=round_number + 1,
@@ -224,12 +235,6 @@ class RunSession:
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
             self._journal_verdicts([answer_verdict])
-        crossed = self._cross_check(plan, execution, verdicts)
-        if crossed is not None:  # spent only on a run that would otherwise verify
-            verdicts.append(crossed)
-            self._journal_verdicts([crossed])
-            if not crossed.passed:
-                answer = f"no answer: {'; '.join(failures_of(execution, verdicts))}"
         self.journal.emit(AnswerEvent(text=answer))
         if execution.failed or execution.skipped:
             status = RunStatus.STEP_FAILED
@@ -240,12 +245,15 @@ class RunSession:
         return self._result(plan, execution, verdicts, answer, status)
 
     def _cross_check(
-        self, plan: StepGraph, execution: Execution, verdicts: list[Verdict]
-    ) -> Verdict | None:
+        self, plan: StepGraph, execution: Execution, previous: CrossOutcome | None
+    ) -> CrossOutcome | None:
+        """A second plan's answer against this one's; after a repair, the same second plan."""
         planner = self.config.planner
         wanted = self.config.cross_check or self.prepared.task.cross_check
-        if not wanted or planner is None or failures_of(execution, verdicts):
+        if not wanted or planner is None:
             return None
+        if previous is not None and previous.second is not None:
+            return compare_with(previous.second, plan, execution)
         return cross_check(
             self.prepared,
             plan,
