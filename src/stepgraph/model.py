@@ -275,6 +275,9 @@ class RunResult(BaseModel):
         None,
         description="The rendered answer; when there is none, 'no answer: ' and what is missing.",
     )
+    answer_sources: dict[str, str] = Field(
+        default_factory=dict, description="Each number of the answer -> the step it comes from."
+    )
     journal: str | None = Field(None, description="Path of the journal file.")
     plan: StepGraph | None = Field(None, description="The plan that ran last (after repairs).")
     reused: list[str] = Field(

@@ -201,3 +201,26 @@ def test_a_task_with_inputs_keeps_working_unless_it_opts_in():
     assert grounding_problems(StepGraph.model_validate(plan), prepared) == []
     opted = PreparedTask(named.model_copy(update={"grounded": True}), default_registry(), {})
     assert grounding_problems(StepGraph.model_validate(plan), opted) != []
+
+
+def test_show_and_the_approval_view_mark_each_input_with_its_quote_and_each_number(tmp_path):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from stepgraph.cli.render._review import show_plan_view
+    from stepgraph.engine import plan_view
+    from tests.conftest import flat, invoke
+
+    engine = Engine(planner=Planner(ScriptedLLM([json.dumps(GROUNDED)])))
+    result = engine.run(Task(goal=GOAL), journal=tmp_path / "run.jsonl")
+    assert result.answer_sources == {"3": "nights", "962.28 GB": "per_night"}
+
+    shown = flat(invoke("show", str(tmp_path / "run.jsonl")).output)
+    assert 'input link = 450 Mbps quoting "a 450 Mbps link"' in shown
+    assert "3 <- ${nights}, 962.28 GB <- ${per_night}" in shown
+
+    plan = StepGraph.model_validate(GROUNDED)
+    out = StringIO()
+    show_plan_view(Console(file=out, width=200), plan_view(plan, default_registry(), {}))
+    assert 'input window = 6 h  quoting "from 00:00 to 06:00"' in out.getvalue()

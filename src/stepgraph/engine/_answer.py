@@ -6,6 +6,7 @@ missing and why.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 import networkx as nx
@@ -63,6 +64,27 @@ def compose_answer(
         **{f"inputs.{k}": v for k, v in task.inputs.items()},
     }
     return text, trace_answer(text, sources)
+
+
+def answer_sources(
+    task: PreparedTask, plan: StepGraph, execution: Execution, verdicts: list[Verdict]
+) -> dict[str, str]:
+    """Each number of the answer as shown, and the step (or input) it comes from.
+
+    A template names its steps; a model's own words are traced number by number.
+    """
+    template = task.answer or plan.answer
+    if template:
+        scope = {"inputs": task.inputs, **execution.values}
+        sources = {}
+        for ref in find_references(template):
+            with suppress(ReferenceError_):
+                sources[format_value(lookup(ref, scope))] = ref.text[2:-1]
+        return sources
+    traced = [v for v in verdicts if v.kind == VerdictKind.ANSWER and v.step is None]
+    if not traced:
+        return {}
+    return {number: step for number, step in traced[-1].values.items() if step != "untraced"}
 
 
 def _failed_answer(text: str) -> Verdict:

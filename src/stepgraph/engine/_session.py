@@ -12,7 +12,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepgraph.engine._answer import compose_answer, failures_of
+from stepgraph.engine._answer import answer_sources, compose_answer, failures_of
 from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
@@ -235,14 +235,19 @@ class RunSession:
         if answer_verdict is not None:
             verdicts.append(answer_verdict)
             self._journal_verdicts([answer_verdict])
-        self.journal.emit(AnswerEvent(text=answer))
+        sources: dict[str, str] = {}
+        if not answer.startswith("no answer"):
+            sources = answer_sources(self.prepared.for_plan(plan), plan, execution, verdicts)
+        self.journal.emit(AnswerEvent(text=answer, sources=sources))
         if execution.failed or execution.skipped:
             status = RunStatus.STEP_FAILED
         elif all(verdict.passed for verdict in verdicts):
             status = RunStatus.VERIFIED
         else:
             status = RunStatus.UNVERIFIED
-        return self._result(plan, execution, verdicts, answer, status)
+        result = self._result(plan, execution, verdicts, answer, status)
+        result.answer_sources = sources
+        return result
 
     def _cross_check(
         self, plan: StepGraph, execution: Execution, previous: CrossOutcome | None

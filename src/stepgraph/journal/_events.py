@@ -201,6 +201,9 @@ class AnswerEvent(JournalEvent):
 
     event: Literal["answer"] = "answer"
     text: str
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="Each number of the answer -> the step it comes from."
+    )
 
 
 class RunEnd(JournalEvent):

@@ -118,7 +118,27 @@ def _llm_response(event: LLMResponse) -> Text:
 @render_event.register
 def _plan_proposed(event: PlanProposed) -> Text:
     count = len(event.plan["steps"])
-    return Text(f"plan {event.plan_hash[:12]} from {event.source}: {count} steps", style="bold")
+    line = Text(f"plan {event.plan_hash[:12]} from {event.source}: {count} steps", style="bold")
+    for text in grounding_lines(event.plan):
+        line.append(f"\n  {text}", style="")
+    return line
+
+
+def grounding_lines(plan: dict[str, Any]) -> list[str]:
+    """The numbers a plan read from the goal, with their quotes; its constants and unused."""
+    lines = [
+        f'input {name} = {item.get("value")}  quoting "{item.get("quote")}"'
+        for name, item in (plan.get("inputs") or {}).items()
+    ]
+    lines += [
+        f"constant {name} = {item.get('value')}  because {item.get('why')}"
+        for name, item in (plan.get("constants") or {}).items()
+    ]
+    lines += [
+        f"unused {item.get('number')}  because {item.get('why')}"
+        for item in plan.get("unused") or []
+    ]
+    return lines
 
 
 @render_event.register
@@ -187,7 +207,11 @@ def _check(event: CheckEvent) -> Text:
 
 @render_event.register
 def _answer(event: AnswerEvent) -> Text:
-    return Text(f"answer: {event.text}", style="bold")
+    line = Text(f"answer: {event.text}", style="bold")
+    if event.sources:
+        marks = ", ".join(f"{number} <- ${{{step}}}" for number, step in event.sources.items())
+        line.append(f"\n  where each number comes from: {marks}", style="dim")
+    return line
 
 
 @render_event.register

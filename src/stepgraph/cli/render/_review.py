@@ -18,6 +18,7 @@ from rich.prompt import Prompt
 from rich.table import Table
 from rich.text import Text
 
+from stepgraph.cli.render._lines import grounding_lines
 from stepgraph.engine import Decision, PlanView
 from stepgraph.exceptions import PlanValidationError
 from stepgraph.model import StepGraph
@@ -39,6 +40,8 @@ def show_plan_view(console: Console, view: PlanView) -> None:
             Text(row.id), tool, Text(row.args), Text(", ".join(row.depends_on)), Text(row.thought)
         )
     console.print(table)
+    for line in grounding_lines(view.plan.model_dump(mode="json")):
+        console.print(Text(line))
     groups = "; ".join("[" + ", ".join(group) + "]" for group in view.parallel_groups)
     count = f"{len(view.rows)} step{'s' if len(view.rows) != 1 else ''}"
     console.print(Text(f"{count}. Critical path: {' -> '.join(view.critical_path)}"))
