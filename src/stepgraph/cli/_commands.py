@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
@@ -32,7 +33,7 @@ from stepgraph.cli._model_options import (
 )
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
-from stepgraph.engine import Engine, PlanFile, check_journal_free, plan_view
+from stepgraph.engine import Engine, PlanFile, RunOptions, check_journal_free, plan_view
 from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import dask_backend, validate_plan
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
@@ -142,8 +143,24 @@ def run(
         str | None,
         typer.Option(help="With --backend dask: a scheduler address; default: a local cluster."),
     ] = None,
+    max_model_calls: bo.MaxModelCallsOpt = None,
+    max_prompt_tokens: bo.MaxPromptTokensOpt = None,
+    max_completion_tokens: bo.MaxCompletionTokensOpt = None,
+    max_tool_calls: bo.MaxToolCallsOpt = None,
+    max_wall_time: bo.MaxWallTimeOpt = None,
+    max_cost: bo.MaxCostOpt = None,
+    price_per_mtok: bo.PriceOpt = None,
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
+    budget = bo.budget_from_options(
+        model_calls=max_model_calls,
+        prompt_tokens=max_prompt_tokens,
+        completion_tokens=max_completion_tokens,
+        tool_calls=max_tool_calls,
+        wall_time=max_wall_time,
+        cost=max_cost,
+        price=price_per_mtok,
+    )
     console = Console(stderr=as_json, quiet=as_json)
     planner = build_planner(
         scripted=scripted,
@@ -181,6 +198,7 @@ def run(
                 plan_file=plan_file,
                 approver=approver_for(console, prepared, progress),
                 listeners=[] if as_json else [progress],
+                options=RunOptions(budget=budget),
             )
     if as_json:
         sys.stdout.write(result.to_json() + "\n")

@@ -203,6 +203,16 @@ class AnswerEvent(JournalEvent):
     text: str
 
 
+class BudgetExceeded(JournalEvent):
+    """The run stopped before a call that would pass a budget limit; it can be resumed."""
+
+    event: Literal["budget.exceeded"] = "budget.exceeded"
+    limit: str
+    allowed: float
+    used: dict[str, Any] = Field(default_factory=dict)
+    before: str  # the call that was not made: "model" or "tool"
+
+
 class RunEnd(JournalEvent):
     """The run finished, with its status."""
 
@@ -231,6 +241,7 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     StepSkipped,
     CheckEvent,
     AnswerEvent,
+    BudgetExceeded,
     RunEnd,
 )
 _KNOWN: dict[str, type[JournalEvent]] = {

@@ -17,6 +17,7 @@ from rich.text import Text
 from stepgraph.journal import (
     Action,
     AnswerEvent,
+    BudgetExceeded,
     CheckEvent,
     JournalEvent,
     LLMRequest,
@@ -188,6 +189,14 @@ def _check(event: CheckEvent) -> Text:
 @render_event.register
 def _answer(event: AnswerEvent) -> Text:
     return Text(f"answer: {event.text}", style="bold")
+
+
+@render_event.register
+def _budget_exceeded(event: BudgetExceeded) -> Text:
+    used = event.used.get(event.limit)
+    name = event.limit.replace("_", " ")
+    line = f"budget: {name} {used} used of {event.allowed:g}; stopped before a {event.before} call"
+    return Text(line, style="bold yellow")
 
 
 @render_event.register
