@@ -133,16 +133,21 @@ class Budget(_Strict):
     def _duration(cls, value: Any) -> Any:
         """Accept ``5 min`` or ``90 s`` as well as a number of seconds."""
         if isinstance(value, str):
+            from stepgraph.exceptions import StepgraphError
             from stepgraph.units import convert, parse_quantity
 
-            return float(convert(parse_quantity(value), "s").magnitude)
+            try:
+                return float(convert(parse_quantity(value), "s").magnitude)
+            except StepgraphError as e:
+                raise ValueError(f"{value!r} is not a duration such as '90 s' ({e})") from e
         return value
 
     def merged(self, other: Budget | None) -> Budget:
         """These limits, with every limit `other` sets taking precedence."""
         if other is None:
             return self
-        return self.model_copy(update=other.model_dump(exclude_none=True, exclude_unset=True))
+        given = {name: getattr(other, name) for name in other.model_fields_set}
+        return self.model_copy(update={k: v for k, v in given.items() if v is not None})
 
     def limits(self) -> dict[str, float]:
         """The limits that are set, by name."""
