@@ -31,6 +31,7 @@ from stepgraph.cli._model_options import (
     TimeoutOpt,
     build_planner,
 )
+from stepgraph.cli._otel_command import OtelOpt, tracing
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
 from stepgraph.engine import Engine, PlanFile, RunOptions, check_journal_free, plan_view
@@ -150,6 +151,7 @@ def run(
     max_wall_time: bo.MaxWallTimeOpt = None,
     max_cost: bo.MaxCostOpt = None,
     price_per_mtok: bo.PriceOpt = None,
+    otel: OtelOpt = False,
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
     budget = bo.budget_from_options(
@@ -173,6 +175,7 @@ def run(
         max_retries=max_retries,
     )
     with ExitStack() as stack:
+        traces = tracing(stack, otel)  # spans flushed when the stack closes
         factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
         engine = Engine(
             max_workers=max_workers,
@@ -197,7 +200,7 @@ def run(
                 approval=approve,
                 plan_file=plan_file,
                 approver=approver_for(console, prepared, progress),
-                listeners=[] if as_json else [progress],
+                listeners=([] if as_json else [progress]) + traces,
                 options=RunOptions(budget=budget),
             )
     if as_json:

@@ -13,6 +13,7 @@ from rich.text import Text
 import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
+from stepgraph.cli._otel_command import otel_command
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._budget import budget_table, has_limits
 from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
@@ -172,3 +173,4 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show_command)
     app.command("graph")(graph_command)
     app.command("gantt")(gantt_command)
+    app.command("otel")(otel_command)
