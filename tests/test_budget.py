@@ -269,3 +269,14 @@ def test_genai_prices_works_offline(monkeypatch):
 
     assert model_cost("gpt-4o-mini", 1_000_000, 1_000_000, None) == pytest.approx(0.15 + 0.60)
     assert model_cost("no-such-model-anywhere", 10, 10, None) is None
+
+
+def test_a_run_its_budget_stopped_replays_identically(tmp_path):
+    """Replay applies the recorded call limits, so it stops where the run stopped."""
+    from stepgraph import replay
+
+    journal = tmp_path / "j.jsonl"
+    _stopped(EXAMPLES / "migration.yaml", journal, tool_calls=2)
+    report = replay(journal)
+    assert report.identical, (report.divergences, report.error)
+    assert len(read_journal(report.journal).of_kind("action")) == 2

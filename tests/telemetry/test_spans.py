@@ -245,3 +245,32 @@ def test_the_command_line_does_not_load_opentelemetry_or_prices_unless_asked(tmp
         check=True,
     )
     assert out.stdout.split() == ["0", "[]"]
+
+
+def test_a_budget_stop_and_its_resume_export_as_two_run_spans(tmp_path):
+    """Each segment of a journal is a run span; the stopped one says why, in error status."""
+    from stepgraph import Budget, BudgetExceededError
+    from stepgraph.engine import RunOptions, resume
+
+    journal = tmp_path / "j.jsonl"
+    with pytest.raises(BudgetExceededError):
+        Engine().run(
+            EXAMPLES / "migration.yaml",
+            journal=journal,
+            options=RunOptions(budget=Budget(tool_calls=2)),
+        )
+    resume(journal, budget=Budget(tool_calls=4))
+    exporter = InMemorySpanExporter()
+    export_journal(read_journal(journal).events, exporter)
+    spans = exporter.get_finished_spans()
+
+    first, second = sorted(_named(spans, "invoke_agent stepgraph"), key=lambda s: s.start_time)
+    assert first.status.status_code is StatusCode.ERROR
+    assert first.attributes["stepgraph.status"] == "budget_exceeded"
+    assert [
+        e.attributes["stepgraph.budget.limit"] for e in first.events if e.name == "budget.exceeded"
+    ] == ["tool_calls"]
+    assert second.attributes["stepgraph.resumed"] is True
+    assert second.attributes["stepgraph.status"] == "verified"
+    tools = [s for s in spans if s.name.startswith("execute_tool")]
+    assert len(tools) == 4  # two before the stop, two after: none twice

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -13,7 +14,7 @@ from rich.text import Text
 import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
-from stepgraph.cli._otel_command import otel_command
+from stepgraph.cli._otel_command import OtelOpt, otel_command, tracing
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._budget import budget_table, has_limits
 from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
@@ -85,12 +86,14 @@ def resume_command(
     max_wall_time: bo.MaxWallTimeOpt = None,
     max_cost: bo.MaxCostOpt = None,
     price_per_mtok: bo.PriceOpt = None,
+    otel: OtelOpt = False,
 ) -> None:
     """Finish an interrupted run, or one its budget stopped: completed steps are not run again.
 
     A budget option raises that limit; what the run used before counts against it.
     """
     console = Console()
+    stack = ExitStack()
     budget = bo.budget_from_options(
         model_calls=max_model_calls,
         prompt_tokens=max_prompt_tokens,
@@ -103,7 +106,8 @@ def resume_command(
     planner = build_planner(
         scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
     )
-    with _display.LiveProgress(console) as progress:
+    with stack, _display.LiveProgress(console) as progress:
+        traces = tracing(stack, otel)  # spans flushed when the stack closes
         approver = (  # a person at a terminal may approve re-running a side effect
             ConsoleApprover(console, lambda plan: None, pause=progress.paused)
             if sys.stdin.isatty()
@@ -113,7 +117,7 @@ def resume_command(
             journal,
             rerun_side_effects=rerun_side_effects,
             approver=approver,
-            listeners=[progress],
+            listeners=[progress, *traces],
             planner=planner,
             budget=budget,
         )
