@@ -74,3 +74,7 @@ def run(
     header = ["contender", "us / step", "us added / step", "x journal on"]
     note = f"The traced run made {spans[0]:,} spans: per step, a step span and a tool span.\n"
     return table(title, header, rows) + "\n" + note
+
+
+if __name__ == "__main__":
+    print(run())

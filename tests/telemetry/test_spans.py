@@ -274,3 +274,40 @@ def test_a_budget_stop_and_its_resume_export_as_two_run_spans(tmp_path):
     assert second.attributes["stepgraph.status"] == "verified"
     tools = [s for s in spans if s.name.startswith("execute_tool")]
     assert len(tools) == 4  # two before the stop, two after: none twice
+
+
+def test_the_example_receiver_prints_the_spans_of_an_exported_run(tmp_path):
+    """examples/otel_receiver.py, the offline demo of the docs, decodes what `otel` sends."""
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    receiver = subprocess.Popen(
+        [sys.executable, str(EXAMPLES / "otel_receiver.py"), str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the receiver did not start"
+                time.sleep(0.05)
+        journal = tmp_path / "j.jsonl"
+        Engine().run(EXAMPLES / "migration.yaml", journal=journal)
+        result = invoke("otel", journal, "--endpoint", f"http://127.0.0.1:{port}")
+        assert result.exit_code == ExitCode.OK, result.output
+    finally:
+        receiver.terminate()
+        output, _ = receiver.communicate(timeout=10)
+    lines = output.splitlines()
+    assert len(lines) == 9
+    assert any(
+        line.startswith("step per_night") and "'stepgraph.verdict': 'pass'" in line
+        for line in lines
+    )

@@ -76,7 +76,12 @@ def _catalogue_price(model: str) -> Any:
 def model_cost(
     model: str, prompt: int, completion: int, price: Price | None, when: datetime | None = None
 ) -> float | None:
-    """Dollars for one call: the user's price if given, else genai-prices', else None."""
+    """Dollars for one call: the user's price if given, else genai-prices', else None.
+
+    No tokens cost nothing, whatever the model (a scripted model reports none).
+    """
+    if not prompt and not completion:
+        return 0.0
     if price is not None:
         return (prompt * price.input + completion * price.output) / 1_000_000
     catalogue = _catalogue_price(model)
@@ -85,6 +90,11 @@ def model_cost(
     usage = catalogue.Usage(input_tokens=prompt, output_tokens=completion)
     calculation = catalogue.calc_price(usage, model, genai_request_timestamp=when)
     return float(calculation.total_price)
+
+
+def price_known(model: str, price: Price | None) -> bool:
+    """True when a call to `model` can be priced: a price is given or genai-prices knows it."""
+    return price is not None or _catalogue_price(model) is not None
 
 
 def _tokens(usage: dict[str, int], keys: tuple[str, ...]) -> int:
@@ -233,7 +243,7 @@ def budget_keeper(
         limits = limits.merged(recorded_limits(events))
         used = journal_usage(events, limits.price)
     limits = limits.merged(options.budget)
-    if limits.cost is not None and model and model_cost(model, 0, 0, limits.price) is None:
+    if limits.cost is not None and model and not price_known(model, limits.price):
         raise TaskFileError(
             f"a cost limit needs the price of model '{model}', and genai-prices does not "
             "know it: give one, e.g. --price-per-mtok input=0.15,output=0.6 (dollars per "
