@@ -311,3 +311,42 @@ def test_the_example_receiver_prints_the_spans_of_an_exported_run(tmp_path):
         line.startswith("step per_night") and "'stepgraph.verdict': 'pass'" in line
         for line in lines
     )
+
+
+def test_a_failing_span_listener_does_not_stop_the_run(tmp_path):
+    """Telemetry is a copy of the journal: its failure is kept aside, the run goes on."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from stepgraph.telemetry import SpanListener
+
+    class BrokenProvider(TracerProvider):
+        def get_tracer(self, *args, **kwargs):
+            tracer = super().get_tracer(*args, **kwargs)
+
+            def start_span(*a, **k):
+                raise RuntimeError("collector library bug")
+
+            tracer.start_span = start_span
+            return tracer
+
+    listener = SpanListener(BrokenProvider())
+    result = Engine().run(
+        EXAMPLES / "migration.yaml", journal=tmp_path / "j.jsonl", listeners=[listener]
+    )
+    assert result.verified
+    assert isinstance(listener.error, RuntimeError)
+
+
+def test_tracing_without_the_otel_extra_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "stepgraph.telemetry", None)  # as if not installed
+    result = invoke("run", EXAMPLES / "migration.yaml", "--otel", "--journal", tmp_path / "j.jsonl")
+    assert result.exit_code == ExitCode.USAGE
+    assert "pip install 'stepgraph[otel]'" in flat(result.output)
+    assert not (tmp_path / "j.jsonl").exists()  # refused before anything ran
+
+
+def test_exporting_a_file_that_is_not_a_journal_is_a_clear_error(tmp_path):
+    (tmp_path / "task.yaml").write_text("goal: not a journal\n")
+    result = invoke("otel", tmp_path / "task.yaml", "--endpoint", "http://127.0.0.1:9")
+    assert result.exit_code == ExitCode.INVALID
+    assert "not a stepgraph journal" in flat(result.output)
