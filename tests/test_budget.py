@@ -271,12 +271,19 @@ def test_genai_prices_works_offline(monkeypatch):
     assert model_cost("no-such-model-anywhere", 10, 10, None) is None
 
 
-def test_a_run_its_budget_stopped_replays_identically(tmp_path):
-    """Replay applies the recorded call limits, so it stops where the run stopped."""
+@pytest.mark.parametrize("where", ["option", "task key"])
+def test_a_run_its_budget_stopped_replays_identically(tmp_path, where):
+    """Replay applies the recorded call limits (not time or cost): it stops where the run did."""
     from stepgraph import replay
 
     journal = tmp_path / "j.jsonl"
-    _stopped(EXAMPLES / "migration.yaml", journal, tool_calls=2)
+    if where == "option":
+        _stopped(EXAMPLES / "migration.yaml", journal, tool_calls=2)
+    else:
+        text = (EXAMPLES / "migration.yaml").read_text()
+        (tmp_path / "t.yaml").write_text(text + "\nbudget: {tool_calls: 2, wall_time: 1 h}\n")
+        with pytest.raises(BudgetExceededError):
+            Engine().run(tmp_path / "t.yaml", journal=journal)
     report = replay(journal)
     assert report.identical, (report.divergences, report.error)
     assert len(read_journal(report.journal).of_kind("action")) == 2

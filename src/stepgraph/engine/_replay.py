@@ -191,11 +191,12 @@ def replay(
     except StepgraphError as e:
         report.error = f"cannot rebuild the task: {e}"
         return report
-    prepared = PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)
+    # Only the recorded call limits apply (below): a clock or a price would not replay.
+    task = loaded.task.model_copy(update={"budget": None})
+    prepared = PreparedTask(task, loaded.tools, recording.inputs, loaded.base_dir)
     report.divergences += _tool_changes(recording, prepared)
     link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
-    # The recorded call limits stop the replay where they stopped the run; amounts that
-    # depend on the clock or on usage the replayed model does not report are not applied.
+    # The recorded call limits stop the replay where they stopped the run.
     limits = recorded_limits(recording.journal.events)
     options = RunOptions(
         policy=ApprovalPolicy.AUTO,
