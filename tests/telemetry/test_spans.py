@@ -350,3 +350,12 @@ def test_exporting_a_file_that_is_not_a_journal_is_a_clear_error(tmp_path):
     result = invoke("otel", tmp_path / "task.yaml", "--endpoint", "http://127.0.0.1:9")
     assert result.exit_code == ExitCode.INVALID
     assert "not a stepgraph journal" in flat(result.output)
+
+
+def test_a_collector_that_is_down_costs_the_run_nothing_but_a_warning(tmp_path):
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_TIMEOUT": "1"}
+    journal = tmp_path / "j.jsonl"
+    result = invoke("run", EXAMPLES / "migration.yaml", "--journal", journal, env=env)
+    assert result.exit_code == ExitCode.OK
+    assert "9 of 9 spans did not reach the collector" in flat(result.output)
+    assert read_journal(journal).events[-1].status == "verified"

@@ -10,7 +10,7 @@ import os
 from contextlib import ExitStack
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -51,11 +51,36 @@ def _telemetry() -> ModuleType:
 
 
 def tracing(stack: ExitStack, flag: bool) -> list[Listener]:
-    """The span listener of a run, closed and flushed when `stack` closes; [] if not wanted."""
+    """The span listener of a run, closed and flushed when `stack` closes; [] if not wanted.
+
+    Spans that did not reach the collector are reported then; the run itself is in the
+    journal, and `stepgraph otel JOURNAL` sends it again.
+    """
     if not tracing_wanted(flag):
         return []
-    listener: Listener = stack.enter_context(_telemetry().traced())
-    return [listener]
+    telemetry = _telemetry()
+    listeners: list[Any] = []
+    stack.callback(lambda: _report(listeners))  # after the flush: callbacks run in reverse
+    listeners.append(stack.enter_context(telemetry.traced()))
+    return list(listeners)
+
+
+def _report(listeners: list[Any]) -> None:
+    for listener in listeners:
+        problem = (
+            f"{listener.unsent} of {listener.spans} spans did not reach the collector"
+            if listener.unsent
+            else f"tracing stopped: {listener.error}"
+            if listener.error
+            else None
+        )
+        if problem:
+            Console(stderr=True).print(
+                f"warning: {problem}; the journal has the whole run, and "
+                "`stepgraph otel JOURNAL` sends it again",
+                style="yellow",
+                highlight=False,
+            )
 
 
 @handle_errors

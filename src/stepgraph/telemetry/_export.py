@@ -56,18 +56,6 @@ def tracer_provider(exporter: SpanExporter | None = None, *, batch: bool = True)
     return provider
 
 
-@contextmanager
-def traced(exporter: SpanExporter | None = None, *, batch: bool = True) -> Iterator[SpanListener]:
-    """A span listener for one run; on leaving, open spans end and every span is flushed."""
-    provider = tracer_provider(exporter, batch=batch)
-    listener = SpanListener(provider)
-    try:
-        yield listener
-    finally:
-        listener.close()
-        provider.shutdown()  # flushes the batch
-
-
 class _Checked(SpanExporter):
     """Passes spans on and remembers whether every export went through."""
 
@@ -88,21 +76,37 @@ class _Checked(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
 
+@contextmanager
+def traced(exporter: SpanExporter | None = None, *, batch: bool = True) -> Iterator[SpanListener]:
+    """A span listener for one run; on leaving, open spans end and every span is flushed.
+
+    Spans the exporter did not take are counted in the listener's `unsent`.
+    """
+    checked = _Checked(exporter or otlp_exporter())
+    provider = tracer_provider(checked, batch=batch)
+    listener = SpanListener(provider)
+    try:
+        yield listener
+    finally:
+        listener.close()
+        provider.shutdown()  # flushes the batch
+        listener.unsent = checked.failed
+
+
 def export_journal(events: Iterable[JournalEvent], exporter: SpanExporter | None = None) -> int:
     """Send a recorded run's spans, timed by the journal's timestamps; return how many.
 
     Raises:
         TaskFileError: the exporter did not take every span (the collector is down?).
     """
-    checked = _Checked(exporter or otlp_exporter())
-    with traced(checked, batch=False) as listener:
+    with traced(exporter, batch=False) as listener:
         for event in events:
             listener(event)
     if listener.error is not None:
         raise listener.error
-    if checked.failed:
+    if listener.unsent:
         raise TaskFileError(
-            f"{checked.failed} of {listener.spans} spans were not accepted by the exporter; "
+            f"{listener.unsent} of {listener.spans} spans were not accepted by the exporter; "
             "is the collector running at OTEL_EXPORTER_OTLP_ENDPOINT?"
         )
     return listener.spans

@@ -91,6 +91,7 @@ class SpanListener:
         self._last_ns = 0
         self._usage = [0, 0]
         self.spans = 0
+        self.unsent = 0  # spans the exporter did not take, once flushed
         self.error: Exception | None = None
 
     def __call__(self, event: JournalEvent) -> None:
