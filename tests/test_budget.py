@@ -287,3 +287,20 @@ def test_a_run_its_budget_stopped_replays_identically(tmp_path, where):
     report = replay(journal)
     assert report.identical, (report.divergences, report.error)
     assert len(read_journal(report.journal).of_kind("action")) == 2
+
+
+def test_a_run_stopped_before_its_repair_resumes_into_the_repair(httpserver, tmp_path):
+    """floor() fails a check; the repair request is over the limit; resume asks for it."""
+    answer = "${nights} nights"
+    script = [(200, migration_plan("floor", answer=answer)), (200, migration_plan(answer=answer))]
+    server = ChatServer(httpserver, script)
+    engine = Engine(planner=Planner(client(server.url)))
+    journal = tmp_path / "j.jsonl"
+    error = _stopped(GOAL, journal, engine, model_calls=1)
+    assert error.limit == "model_calls" and len(server.requests) == 1
+
+    result = resume(journal, planner=engine.planner, budget=Budget(model_calls=2))
+
+    assert result.status is RunStatus.VERIFIED and result.answer == "3 nights"
+    assert [r.purpose for r in read_journal(journal).of_kind("llm.request")] == ["plan", "repair"]
+    assert result.budget.used.model_calls == 2
