@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from stepgraph.exceptions import BudgetExceededError, TaskFileError
 from stepgraph.journal import (
@@ -118,13 +118,18 @@ class BudgetKeeper:
         self._clock = clock
         self._earlier_wall = self.used.wall_time  # the segments before a resume
         self._started = clock()
+        set_limits = limits.limits()  # only these are checked: a run without limits pays little
+        self._before = {
+            "model": tuple(name for name in _BEFORE_MODEL if name in set_limits),
+            "tool": tuple(name for name in _BEFORE_TOOL if name in set_limits),
+        }
 
     def check(self, event: JournalEvent) -> None:
         """The guard: refuse a model or tool call past a limit, then count the event."""
         if isinstance(event, LLMRequest):
-            self._refuse_past("model", _BEFORE_MODEL)
+            self._refuse_past("model")
         elif isinstance(event, Thought | Action):
-            self._refuse_past("tool", _BEFORE_TOOL)
+            self._refuse_past("tool")
         self.count(event)
 
     def count(self, event: JournalEvent) -> None:
@@ -153,12 +158,13 @@ class BudgetKeeper:
         """Usage against each limit."""
         return BudgetReport(limits=self.limits, used=self.usage())
 
-    def _refuse_past(self, before: str, names: tuple[str, ...]) -> None:
+    def _refuse_past(self, before: str) -> None:
+        names = self._before[before]
+        if not names:
+            return
         usage = self.usage()
         for name in names:
             allowed = getattr(self.limits, name)
-            if allowed is None:
-                continue
             value = getattr(usage, name)
             if value is None:  # a cost limit, and a reply whose price is unknown
                 self._stop(name, allowed, before, usage, "cannot be known: no price for a model")
@@ -166,7 +172,9 @@ class BudgetKeeper:
             if over:
                 self._stop(name, allowed, before, usage, f"{value:g} used of {allowed:g}")
 
-    def _stop(self, name: str, allowed: float, before: str, usage: BudgetUsage, why: str) -> None:
+    def _stop(
+        self, name: str, allowed: float, before: str, usage: BudgetUsage, why: str
+    ) -> NoReturn:
         where = self.journal or "JOURNAL"
         raise BudgetExceededError(
             f"budget: {BUDGET_LABELS[name]} {why}; the run stopped before the next {before} call. "
