@@ -16,7 +16,7 @@ from stepgraph.tools import ToolRegistry
 
 
 def run(
-    steps: int = 1_000, width: int = 20, seed: int = 5, workers: int = 4, repeats: int = 7
+    steps: int = 1_000, width: int = 20, seed: int = 5, workers: int = 4, repeats: int = 15
 ) -> str:
     """Microseconds per step: journal only, with a budget guard, with the OTel span listener.
 

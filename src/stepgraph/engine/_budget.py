@@ -162,19 +162,19 @@ class BudgetKeeper:
         names = self._before[before]
         if not names:
             return
-        usage = self.usage()
+        used = self.used  # read in place: this runs before every call
+        used.wall_time = round(self._earlier_wall + self._clock() - self._started, 3)
         for name in names:
             allowed = getattr(self.limits, name)
-            value = getattr(usage, name)
+            value = getattr(used, name)
             if value is None:  # a cost limit, and a reply whose price is unknown
-                self._stop(name, allowed, before, usage, "cannot be known: no price for a model")
+                self._stop(name, allowed, before, "cannot be known: no price for a model")
             over = value + 1 > allowed if name in _COUNTED else value >= allowed
             if over:
-                self._stop(name, allowed, before, usage, f"{value:g} used of {allowed:g}")
+                self._stop(name, allowed, before, f"{value:g} used of {allowed:g}")
 
-    def _stop(
-        self, name: str, allowed: float, before: str, usage: BudgetUsage, why: str
-    ) -> NoReturn:
+    def _stop(self, name: str, allowed: float, before: str, why: str) -> NoReturn:
+        usage = self.usage()
         where = self.journal or "JOURNAL"
         raise BudgetExceededError(
             f"budget: {BUDGET_LABELS[name]} {why}; the run stopped before the next {before} call. "
