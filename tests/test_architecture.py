@@ -85,6 +85,7 @@ def test_folders_import_one_way():
     ("folder", "forbidden"),
     [
         ("journal", {"engine", "cli", "serve", "planner", "executor", "verifiers"}),
+        ("telemetry", {"engine", "cli", "serve", "planner", "executor", "verifiers", "evaluation"}),
         ("tools", {"engine", "cli", "planner", "executor", "verifiers", "journal"}),
         ("executor", {"engine", "cli", "planner", "verifiers"}),
         ("verifiers", {"engine", "cli", "planner", "executor"}),

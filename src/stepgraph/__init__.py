@@ -3,6 +3,7 @@
 from stepgraph.engine import Engine, ReplayReport, replay, resume, run
 from stepgraph.exceptions import (
     ApprovalError,
+    BudgetExceededError,
     CalculationError,
     JournalError,
     LLMError,
@@ -23,6 +24,7 @@ from stepgraph.exceptions import (
 from stepgraph.journal import read_journal
 from stepgraph.model import (
     ApprovalPolicy,
+    Budget,
     Check,
     Observation,
     RunResult,
@@ -43,6 +45,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ApprovalError",
     "ApprovalPolicy",
+    "Budget",
+    "BudgetExceededError",
     "CalculationError",
     "Check",
     "Engine",

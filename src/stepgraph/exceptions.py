@@ -17,6 +17,7 @@ The tree::
     │   └── NonRetryableError    a step failure that retrying cannot fix
     ├── VerificationError        a run whose results did not pass re-verification
     ├── ApprovalError            a plan the approval policy does not let run
+    ├── BudgetExceededError      the next model or tool call would pass a budget limit
     └── JournalError             a journal that cannot be read
 
 Build-time problems (`PlanValidationError`) are kept apart from run-time ones
@@ -156,6 +157,27 @@ class ApprovalError(StepgraphError):
         self.run_id = run_id
 
 
+class BudgetExceededError(StepgraphError):
+    """A run stopped before a call that would pass one of its budget limits; it can be resumed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str,
+        allowed: float,
+        before: str,
+        usage: dict[str, Any],
+        journal: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.limit = limit  # the limit's name, as in `Budget`: model_calls, cost, ...
+        self.allowed = allowed
+        self.before = before  # the call that was not made: "model" or "tool"
+        self.usage = usage  # everything used so far, as in `BudgetUsage`
+        self.journal = journal
+
+
 class JournalError(StepgraphError):
     """A journal file that cannot be read at all."""
 
@@ -166,6 +188,7 @@ class JournalError(StepgraphError):
 
 __all__ = [
     "ApprovalError",
+    "BudgetExceededError",
     "CalculationError",
     "JournalError",
     "LLMError",
@@ -189,9 +212,11 @@ def failure_kind(error: BaseException) -> str:
     """The documented outcome an error stands for, one word: the CLI maps it to an exit status.
 
     ``invalid`` (a task, plan or journal that cannot be used; exit 3), ``not_run``
-    (approval; 6), ``model_failed`` (the endpoint; 7), ``error`` (any other stepgraph
-    error; 3), ``internal`` (a bug; 1).
+    (approval; 6), ``model_failed`` (the endpoint; 7), ``budget`` (a budget limit; 9),
+    ``error`` (any other stepgraph error; 3), ``internal`` (a bug; 1).
     """
+    if isinstance(error, BudgetExceededError):
+        return "budget"
     if isinstance(error, PlanValidationError | PlanningError | TaskFileError | JournalError):
         return "invalid"
     if isinstance(error, ApprovalError):

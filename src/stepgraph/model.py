@@ -153,6 +153,77 @@ class TaskInput(_Strict):
     )
 
 
+class Price(_Strict):
+    """What a model costs, in US dollars per million tokens."""
+
+    input: float = Field(ge=0, description="Dollars per million prompt (input) tokens.")
+    output: float = Field(ge=0, description="Dollars per million completion (output) tokens.")
+
+
+class Budget(_Strict):
+    """Limits on one run; each is checked before every model call and tool call."""
+
+    model_calls: int | None = Field(None, ge=0, description="Requests to the model.")
+    prompt_tokens: int | None = Field(None, ge=0, description="Prompt tokens, summed.")
+    completion_tokens: int | None = Field(None, ge=0, description="Completion tokens, summed.")
+    tool_calls: int | None = Field(None, ge=0, description="Tool attempts, retries included.")
+    wall_time: float | None = Field(
+        None, ge=0, description="Seconds since the run started, or a duration like '5 min'."
+    )
+    cost: float | None = Field(None, ge=0, description="US dollars spent on the model.")
+    price: Price | None = Field(
+        None,
+        description="The model's price; without it, genai-prices' data for the model's name.",
+    )
+
+    @field_validator("wall_time", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        """Accept ``5 min`` or ``90 s`` as well as a number of seconds."""
+        if isinstance(value, str):
+            from stepgraph.exceptions import StepgraphError
+            from stepgraph.units import convert, parse_quantity
+
+            try:
+                return float(convert(parse_quantity(value), "s").magnitude)
+            except StepgraphError as e:
+                raise ValueError(f"{value!r} is not a duration such as '90 s' ({e})") from e
+        return value
+
+    def merged(self, other: Budget | None) -> Budget:
+        """These limits, with every limit `other` sets taking precedence."""
+        if other is None:
+            return self
+        given = {name: getattr(other, name) for name in other.model_fields_set}
+        return self.model_copy(update={k: v for k, v in given.items() if v is not None})
+
+    def limits(self) -> dict[str, float]:
+        """The limits that are set, by name."""
+        return {
+            name: value
+            for name, value in self.model_dump(exclude={"price"}).items()
+            if value is not None
+        }
+
+
+class BudgetUsage(BaseModel):
+    """What a run has used so far, in the units of `Budget`."""
+
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_calls: int = 0
+    wall_time: float = 0.0
+    cost: float | None = Field(0.0, description="None when a model call's price is unknown.")
+
+
+class BudgetReport(BaseModel):
+    """Usage against each limit of a run's budget."""
+
+    limits: Budget = Field(default_factory=Budget)
+    used: BudgetUsage = Field(default_factory=BudgetUsage)
+
+
 class Task(_Strict):
     """A declarative task: a goal, inputs, tools, and optionally a ready plan."""
 
@@ -188,6 +259,9 @@ class Task(_Strict):
         False,
         description="Hold plans to the goal's text as for a typed goal: quotes match, every "
         "number of the goal is used, no literal the goal does not state.",
+    )
+    budget: Budget | None = Field(
+        None, description="Limits on model calls, tokens, tool calls, wall time and cost."
     )
 
     @field_validator("inputs", mode="before")
@@ -283,6 +357,9 @@ class RunResult(BaseModel):
     reused: list[str] = Field(
         default_factory=list,
         description="Steps whose value a repair round took from an earlier round.",
+    )
+    budget: BudgetReport | None = Field(
+        None, description="What the run used, against each limit of its budget."
     )
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

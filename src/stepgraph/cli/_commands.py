@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
@@ -30,9 +31,17 @@ from stepgraph.cli._model_options import (
     TimeoutOpt,
     build_planner,
 )
+from stepgraph.cli._otel_command import OtelOpt, tracing
 from stepgraph.cli.render import _progress as _display
 from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
-from stepgraph.engine import Engine, PlanFile, check_given_plan, check_journal_free, plan_view
+from stepgraph.engine import (
+    Engine,
+    PlanFile,
+    RunOptions,
+    check_given_plan,
+    check_journal_free,
+    plan_view,
+)
 from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import dask_backend
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
@@ -142,8 +151,25 @@ def run(
         str | None,
         typer.Option(help="With --backend dask: a scheduler address; default: a local cluster."),
     ] = None,
+    max_model_calls: bo.MaxModelCallsOpt = None,
+    max_prompt_tokens: bo.MaxPromptTokensOpt = None,
+    max_completion_tokens: bo.MaxCompletionTokensOpt = None,
+    max_tool_calls: bo.MaxToolCallsOpt = None,
+    max_wall_time: bo.MaxWallTimeOpt = None,
+    max_cost: bo.MaxCostOpt = None,
+    price_per_mtok: bo.PriceOpt = None,
+    otel: OtelOpt = False,
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
+    budget = bo.budget_from_options(
+        model_calls=max_model_calls,
+        prompt_tokens=max_prompt_tokens,
+        completion_tokens=max_completion_tokens,
+        tool_calls=max_tool_calls,
+        wall_time=max_wall_time,
+        cost=max_cost,
+        price=price_per_mtok,
+    )
     console = Console(stderr=as_json, quiet=as_json)
     planner = build_planner(
         scripted=scripted,
@@ -156,6 +182,7 @@ def run(
         max_retries=max_retries,
     )
     with ExitStack() as stack:
+        traces = tracing(stack, otel)  # spans flushed when the stack closes
         factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
         engine = Engine(
             max_workers=max_workers,
@@ -180,7 +207,8 @@ def run(
                 approval=approve,
                 plan_file=plan_file,
                 approver=approver_for(console, prepared, progress),
-                listeners=[] if as_json else [progress],
+                listeners=([] if as_json else [progress]) + traces,
+                options=RunOptions(budget=budget),
             )
     if as_json:
         sys.stdout.write(result.to_json() + "\n")

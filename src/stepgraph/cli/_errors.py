@@ -31,6 +31,7 @@ class ExitCode(IntEnum):
     NOT_RUN = 6
     MODEL_FAILED = 7
     DIVERGED = 8
+    BUDGET = 9
     INTERRUPTED = 130
 
     @property
@@ -51,6 +52,7 @@ MEANINGS = {
     ExitCode.NOT_RUN: "the plan was not run (approval)",
     ExitCode.MODEL_FAILED: "the model endpoint failed (HTTP error, unreadable answer, timeout)",
     ExitCode.DIVERGED: "a replay diverged from the record",
+    ExitCode.BUDGET: "a budget limit stopped the run (resume it with a higher limit)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 
@@ -73,6 +75,7 @@ KIND_EXIT = {
     "invalid": ExitCode.INVALID,
     "not_run": ExitCode.NOT_RUN,
     "model_failed": ExitCode.MODEL_FAILED,
+    "budget": ExitCode.BUDGET,
     "error": ExitCode.INVALID,
     "internal": ExitCode.INTERNAL,
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -10,12 +11,16 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
+from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
+from stepgraph.cli._otel_command import OtelOpt, otel_command, tracing
 from stepgraph.cli.render import _progress as _display
+from stepgraph.cli.render._budget import budget_table, has_limits
 from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
 from stepgraph.cli.render._review import ConsoleApprover
 from stepgraph.cli.render._show import show_journal
-from stepgraph.engine import replay, resume
+from stepgraph.engine import journal_budget, replay, resume
 from stepgraph.journal import read_journal
 
 JournalArg = Annotated[Path, typer.Argument(help="A journal (.jsonl).", show_default=False)]
@@ -70,10 +75,39 @@ def resume_command(
     rerun_side_effects: Annotated[
         bool, typer.Option(help="Run again steps with side effects that started but never ended.")
     ] = False,
+    scripted: ScriptedOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    max_model_calls: bo.MaxModelCallsOpt = None,
+    max_prompt_tokens: bo.MaxPromptTokensOpt = None,
+    max_completion_tokens: bo.MaxCompletionTokensOpt = None,
+    max_tool_calls: bo.MaxToolCallsOpt = None,
+    max_wall_time: bo.MaxWallTimeOpt = None,
+    max_cost: bo.MaxCostOpt = None,
+    price_per_mtok: bo.PriceOpt = None,
+    otel: OtelOpt = False,
 ) -> None:
-    """Finish an interrupted run: completed steps are not run again."""
+    """Finish an interrupted run, or one its budget stopped: completed steps are not run again.
+
+    A budget option raises that limit; what the run used before counts against it.
+    """
     console = Console()
-    with _display.LiveProgress(console) as progress:
+    stack = ExitStack()
+    budget = bo.budget_from_options(
+        model_calls=max_model_calls,
+        prompt_tokens=max_prompt_tokens,
+        completion_tokens=max_completion_tokens,
+        tool_calls=max_tool_calls,
+        wall_time=max_wall_time,
+        cost=max_cost,
+        price=price_per_mtok,
+    )
+    planner = build_planner(
+        scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
+    )
+    with stack, _display.LiveProgress(console) as progress:
+        traces = tracing(stack, otel)  # spans flushed when the stack closes
         approver = (  # a person at a terminal may approve re-running a side effect
             ConsoleApprover(console, lambda plan: None, pause=progress.paused)
             if sys.stdin.isatty()
@@ -83,7 +117,9 @@ def resume_command(
             journal,
             rerun_side_effects=rerun_side_effects,
             approver=approver,
-            listeners=[progress],
+            listeners=[progress, *traces],
+            planner=planner,
+            budget=budget,
         )
     _display.show_result(console, result)
     raise typer.Exit(int(STATUS_EXIT[result.status]))
@@ -93,7 +129,11 @@ def resume_command(
 def show_command(journal: JournalArg) -> None:
     """The run as a person reads it: thoughts, actions, observations, verdicts, the answer."""
     events = read_journal(journal)
-    show_journal(Console(), events)
+    console = Console()
+    show_journal(console, events)
+    report = journal_budget(events.events)
+    if has_limits(report):
+        console.print(budget_table(report))
 
 
 @handle_errors
@@ -137,3 +177,4 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show_command)
     app.command("graph")(graph_command)
     app.command("gantt")(gantt_command)
+    app.command("otel")(otel_command)

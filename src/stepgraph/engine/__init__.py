@@ -12,6 +12,13 @@ from stepgraph.engine._approval import (
     effective_policy,
     plan_view,
 )
+from stepgraph.engine._budget import (
+    BUDGET_LABELS,
+    BudgetKeeper,
+    journal_budget,
+    journal_usage,
+    model_cost,
+)
 from stepgraph.engine._engine import Engine, check_journal_free, run
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
@@ -19,8 +26,10 @@ from stepgraph.engine._resume import resume
 from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
 
 __all__ = [
+    "BUDGET_LABELS",
     "HOW_TO_APPROVE",
     "Approver",
+    "BudgetKeeper",
     "Decision",
     "Divergence",
     "Engine",
@@ -33,6 +42,9 @@ __all__ = [
     "check_journal_free",
     "compare",
     "effective_policy",
+    "journal_budget",
+    "journal_usage",
+    "model_cost",
     "plan_view",
     "replay",
     "resume",

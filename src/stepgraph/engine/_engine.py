@@ -11,6 +11,7 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.engine._approval import Approver, PlanFile
+from stepgraph.engine._budget import budget_keeper
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
 from stepgraph.exceptions import JournalError, TaskFileError
@@ -146,9 +147,19 @@ class Engine:
         if replace_journal:
             path.unlink(missing_ok=True)  # the writer appends
         run_id = options.run_id or uuid.uuid4().hex[:12]
-        writer = JournalWriter(path, run_id, listeners=list(listeners), start_seq=options.start_seq)
+        model = self.planner.client.model if self.planner else None
+        keeper = budget_keeper(prepared.task.budget, options, model, path)
+        writer = JournalWriter(
+            path,
+            run_id,
+            listeners=list(listeners),
+            guards=[keeper.check],
+            start_seq=options.start_seq,
+        )
         with writer:
-            return RunSession(self.config, prepared, writer, options).run()
+            result = RunSession(self.config, prepared, writer, options).run()
+        result.budget = keeper.report()
+        return result
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")

@@ -11,12 +11,19 @@ from typing import Any
 
 import networkx as nx
 
+from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions, tool_fingerprints
-from stepgraph.exceptions import JournalError, LLMError, NonRetryableError, StepgraphError
+from stepgraph.exceptions import (
+    BudgetExceededError,
+    JournalError,
+    LLMError,
+    NonRetryableError,
+    StepgraphError,
+)
 from stepgraph.executor import ThreadBackend, ToolCall, build_graph
 from stepgraph.journal import Journal, JournalEvent, ObservationEvent, Recording, read_journal
-from stepgraph.model import ApprovalPolicy, RunResult
+from stepgraph.model import ApprovalPolicy, Budget, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool
@@ -184,16 +191,24 @@ def replay(
     except StepgraphError as e:
         report.error = f"cannot rebuild the task: {e}"
         return report
-    prepared = PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)
+    # Only the recorded call limits apply (below): a clock or a price would not replay.
+    task = loaded.task.model_copy(update={"budget": None})
+    prepared = PreparedTask(task, loaded.tools, recording.inputs, loaded.base_dir)
     report.divergences += _tool_changes(recording, prepared)
     link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
+    # The recorded call limits stop the replay where they stopped the run.
+    limits = recorded_limits(recording.journal.events)
     options = RunOptions(
         policy=ApprovalPolicy.AUTO,
         start_fields={"parent" if from_step else "replay_of": link},
+        budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )
     options.run_id = None if from_step else recording.run_id  # a fork is a new run
     try:
         report.result = engine.run(prepared, journal=out_path, options=options)
+    except BudgetExceededError as e:  # the recorded run stopped there too: no error then
+        if recording.end_status != "budget_exceeded":
+            report.error = str(e)
     except StepgraphError as e:
         report.error = str(e)
     report.divergences += compare(recording.journal, read_journal(out_path))

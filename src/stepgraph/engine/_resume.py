@@ -11,7 +11,7 @@ from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.journal import Listener, Recording
-from stepgraph.model import RunResult
+from stepgraph.model import Budget, RunResult
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool
@@ -25,16 +25,19 @@ def resume(
     rerun_side_effects: bool = False,
     approver: Approver | None = None,
     listeners: Iterable[Listener] = (),
+    budget: Budget | None = None,
 ) -> RunResult:
     """Finish an interrupted run in its own journal, after a `run.resume` event.
 
     Steps with an observation are not run again. A step that started but has no
     observation runs again if its tool has no side effects; otherwise only with
     `rerun_side_effects`, or when `approver` (a person) approves, else it is refused.
+    A run its budget stopped resumes too; `budget` raises (or lowers) its limits, and
+    what it used before counts against them.
     """
     path = Path(journal)
     recording = Recording.load(path)
-    if recording.end_status is not None:
+    if recording.end_status not in (None, "budget_exceeded"):
         raise JournalError(
             f"the run already ended (status {recording.end_status}); nothing to resume",
             path=str(path),
@@ -68,6 +71,7 @@ def resume(
         },
         run_id=recording.run_id,
         start_seq=recording.last_seq,
+        budget=budget,
     )
     return engine.run(
         prepared, journal=path, listeners=listeners, approver=approver, options=options

@@ -22,10 +22,12 @@ from stepgraph.engine._approval import (
     now,
     plan_view,
 )
+from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
 from stepgraph.exceptions import (
     ApprovalError,
+    BudgetExceededError,
     JournalError,
     PlannerNotConfiguredError,
     PlanningError,
@@ -57,7 +59,7 @@ from stepgraph.journal import (
     RunResume,
     RunStart,
 )
-from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Verdict
+from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus, StepGraph, Verdict
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
@@ -104,6 +106,7 @@ class RunOptions:
     run_id: str | None = None  # a replay keeps the recorded run's id; None: a new one
     start_seq: int = 0  # a resumed run appends after the events already in its journal
     start_fields: dict[str, Any] = field(default_factory=dict)
+    budget: Budget | None = None  # limits over the task's (and a resumed run's recorded ones)
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -147,6 +150,10 @@ class RunSession:
             raise
         except ApprovalError as e:
             self._end("not_approved", e)
+            raise
+        except BudgetExceededError as e:  # stopped cleanly: `resume` with a higher limit
+            self.journal.emit(stop_event(e))
+            self._end("budget_exceeded", e)
             raise
         except KeyboardInterrupt:
             self._end("interrupted", "interrupted")

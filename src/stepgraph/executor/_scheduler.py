@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 from pydantic import TypeAdapter
 
-from stepgraph.exceptions import NonRetryableError, StepgraphError
+from stepgraph.exceptions import BudgetExceededError, NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
 from stepgraph.journal import (
     Action,
@@ -172,6 +172,7 @@ class Scheduler:
         self._backend = backend or ThreadBackend()
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})
+        self._stopped: BudgetExceededError | None = None  # no launches; running calls finish
 
     def run(self) -> Execution:
         """Run every step that can run; return values, observations, failures and skips."""
@@ -203,6 +204,8 @@ class Scheduler:
                     self._expire(time.monotonic())
         finally:
             self._backend.shutdown()
+        if self._stopped is not None:  # what ran is journaled; `resume` runs the rest
+            raise self._stopped
         # Plan order, not completion order: what follows (prompts, results) must not
         # depend on which of two parallel steps happened to finish first.
         result = self.result
@@ -249,7 +252,13 @@ class Scheduler:
                     step, number = pending.popleft()
                 else:
                     step, number = self.graph.nodes[self._ready.popleft()]["step"], 1
-                launch = self._launch(step, number)
+                try:
+                    launch = self._launch(step, number)
+                except BudgetExceededError as e:  # the journal's guard refused the call
+                    self._stopped, launch = e, None
+                    self._ready.clear()
+                    self._retries.clear()
+                    pending.clear()
                 if launch is not None:
                     launches.append(launch)
             self._retries.extend((now, step, number) for step, number in pending)

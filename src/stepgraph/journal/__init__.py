@@ -3,6 +3,7 @@
 from stepgraph.journal._events import (
     Action,
     AnswerEvent,
+    BudgetExceeded,
     CheckEvent,
     JournalEvent,
     LLMRequest,
@@ -24,13 +25,15 @@ from stepgraph.journal._events import (
 )
 from stepgraph.journal._reader import Journal, read_journal
 from stepgraph.journal._recording import Prior, Recording
-from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener, NullJournal
+from stepgraph.journal._writer import JOURNAL_VERSION, Guard, JournalWriter, Listener, NullJournal
 
 __all__ = [
     "JOURNAL_VERSION",
     "Action",
     "AnswerEvent",
+    "BudgetExceeded",
     "CheckEvent",
+    "Guard",
     "Journal",
     "JournalEvent",
     "JournalWriter",

@@ -206,6 +206,16 @@ class AnswerEvent(JournalEvent):
     )
 
 
+class BudgetExceeded(JournalEvent):
+    """The run stopped before a call that would pass a budget limit; it can be resumed."""
+
+    event: Literal["budget.exceeded"] = "budget.exceeded"
+    limit: str
+    allowed: float
+    used: dict[str, Any] = Field(default_factory=dict)
+    before: str  # the call that was not made: "model" or "tool"
+
+
 class RunEnd(JournalEvent):
     """The run finished, with its status."""
 
@@ -234,6 +244,7 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     StepSkipped,
     CheckEvent,
     AnswerEvent,
+    BudgetExceeded,
     RunEnd,
 )
 _KNOWN: dict[str, type[JournalEvent]] = {

@@ -24,6 +24,9 @@ JOURNAL_VERSION = 1
 
 # A listener sees each event once it is written, typed, with its run id, seq and time.
 Listener = Callable[[JournalEvent], None]
+# A guard sees each event before it is written and may refuse it by raising: every model
+# call and tool call is journaled before it starts, so this is where budgets are checked.
+Guard = Callable[[JournalEvent], None]
 EventDict = MutableMapping[str, Any]
 _STAMPED = frozenset({"run_id", "seq", "ts", "event"})  # filled in here, not by the caller
 
@@ -67,11 +70,13 @@ class JournalWriter:
         run_id: str,
         *,
         listeners: list[Listener] | None = None,
+        guards: list[Guard] | None = None,
         start_seq: int = 0,
     ) -> None:
         self.path = path
         self.run_id = run_id
         self._listeners = list(listeners or [])
+        self._guards = list(guards or [])
         self._lock = threading.Lock()
         self._seq = start_seq  # a resumed run appends after the events already there
         self._batch_depth = 0
@@ -108,6 +113,7 @@ class JournalWriter:
         """Write one event; outside a batch it is flushed to the file when this returns.
 
         The event gets its `run_id`, `seq` and `ts` here; listeners then receive it.
+        Guards see it first: one that raises refuses it, and the error propagates.
 
         Raises:
             JournalError: the file cannot be written (a full disk), now or earlier, or a
@@ -118,6 +124,8 @@ class JournalWriter:
         fields.update(event.__pydantic_extra__ or {})
         with self._lock:  # seq order and line order must agree
             self._check_usable()
+            for guard in self._guards:  # a refused event leaves no line and no gap in `seq`
+                guard(event)
             try:
                 self._logger.info(event.event, **fields)
                 if not self._batch_depth:

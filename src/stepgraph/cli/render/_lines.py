@@ -17,6 +17,7 @@ from rich.text import Text
 from stepgraph.journal import (
     Action,
     AnswerEvent,
+    BudgetExceeded,
     CheckEvent,
     JournalEvent,
     LLMRequest,
@@ -212,6 +213,14 @@ def _answer(event: AnswerEvent) -> Text:
         marks = ", ".join(f"{number} <- ${{{step}}}" for number, step in event.sources.items())
         line.append(f"\n  where each number comes from: {marks}", style="dim")
     return line
+
+
+@render_event.register
+def _budget_exceeded(event: BudgetExceeded) -> Text:
+    used = event.used.get(event.limit)
+    name = event.limit.replace("_", " ")
+    line = f"budget: {name} {used} used of {event.allowed:g}; stopped before a {event.before} call"
+    return Text(line, style="bold yellow")
 
 
 @render_event.register

@@ -12,6 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from stepgraph.cli.render._budget import budget_table, has_limits
 from stepgraph.cli.render._lines import render_event
 from stepgraph.executor import dependencies
 from stepgraph.journal import (
@@ -138,5 +139,7 @@ def show_result(console: Console, result: RunResult) -> None:
     passed = sum(v.passed for v in result.verdicts)
     summary = f"  ({passed}/{len(result.verdicts)} verdicts passed)"
     console.print(Text.assemble(("Status: ", "bold"), (result.status.value, style), summary))
+    if result.budget is not None and has_limits(result.budget):
+        console.print(budget_table(result.budget))
     if result.journal:
         console.print(Text.assemble(("Journal: ", "bold"), result.journal))

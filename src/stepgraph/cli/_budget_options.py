@@ -1,0 +1,82 @@
+"""The budget options shared by `run` and `resume`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from stepgraph.exceptions import TaskFileError
+from stepgraph.model import Budget, Price
+
+MaxModelCallsOpt = Annotated[
+    int | None, typer.Option("--max-model-calls", min=0, help="Budget: requests to the model.")
+]
+MaxPromptTokensOpt = Annotated[
+    int | None, typer.Option("--max-prompt-tokens", min=0, help="Budget: prompt tokens.")
+]
+MaxCompletionTokensOpt = Annotated[
+    int | None,
+    typer.Option("--max-completion-tokens", min=0, help="Budget: completion tokens."),
+]
+MaxToolCallsOpt = Annotated[
+    int | None,
+    typer.Option("--max-tool-calls", min=0, help="Budget: tool attempts, retries included."),
+]
+MaxWallTimeOpt = Annotated[
+    str | None,
+    typer.Option("--max-wall-time", help="Budget: seconds, or a duration such as '5 min'."),
+]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", min=0, help="Budget: US dollars for the model.")
+]
+PriceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--price-per-mtok",
+        help="The model's price in dollars per million tokens, 'input=0.15,output=0.6' "
+        "(default: genai-prices' data for the model's name).",
+    ),
+]
+
+
+def parse_price(text: str) -> Price:
+    """``input=0.15,output=0.6`` as a `Price`; anything else is a clear error."""
+    try:
+        pairs = dict(part.split("=", 1) for part in text.split(",") if part.strip())
+        return Price.model_validate({key.strip(): value.strip() for key, value in pairs.items()})
+    except (ValueError, ValidationError) as e:
+        raise TaskFileError(
+            f"--price-per-mtok {text!r}: write it as input=DOLLARS,output=DOLLARS "
+            f"(per million tokens), e.g. input=0.15,output=0.6 ({e})"
+        ) from e
+
+
+def budget_from_options(
+    *,
+    model_calls: int | None = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    tool_calls: int | None = None,
+    wall_time: str | None = None,
+    cost: float | None = None,
+    price: str | None = None,
+) -> Budget | None:
+    """The limits given on the command line, or None when none is."""
+    given = {
+        "model_calls": model_calls,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "tool_calls": tool_calls,
+        "wall_time": wall_time,
+        "cost": cost,
+        "price": parse_price(price) if price else None,
+    }
+    given = {name: value for name, value in given.items() if value is not None}
+    if not given:
+        return None
+    try:
+        return Budget.model_validate(given)
+    except ValidationError as e:
+        raise TaskFileError(f"a budget option is not valid: {e}") from e
