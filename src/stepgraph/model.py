@@ -191,6 +191,7 @@ class RunStatus(StrEnum):
     UNVERIFIED = "unverified"
     STEP_FAILED = "step_failed"
     NOT_RUN = "not_run"
+    AWAITING_APPROVAL = "awaiting_approval"  # parked: a person elsewhere decides
 
 
 class RunResult(BaseModel):

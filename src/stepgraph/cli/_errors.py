@@ -31,6 +31,7 @@ class ExitCode(IntEnum):
     NOT_RUN = 6
     MODEL_FAILED = 7
     DIVERGED = 8
+    AWAITING = 9
     INTERRUPTED = 130
 
     @property
@@ -51,6 +52,7 @@ MEANINGS = {
     ExitCode.NOT_RUN: "the plan was not run (approval)",
     ExitCode.MODEL_FAILED: "the model endpoint failed (HTTP error, unreadable answer, timeout)",
     ExitCode.DIVERGED: "a replay diverged from the record",
+    ExitCode.AWAITING: "the run is parked awaiting a decision (stepgraph approve RUN_ID)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 
@@ -67,6 +69,7 @@ STATUS_EXIT = {
     RunStatus.STEP_FAILED: ExitCode.STEP_FAILED,
     RunStatus.UNVERIFIED: ExitCode.UNVERIFIED,
     RunStatus.NOT_RUN: ExitCode.NOT_RUN,
+    RunStatus.AWAITING_APPROVAL: ExitCode.AWAITING,
 }
 # An error's kind (`stepgraph.exceptions.failure_kind`) and the status it exits with.
 KIND_EXIT = {

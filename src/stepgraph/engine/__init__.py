@@ -7,12 +7,15 @@ from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     Approver,
     Decision,
+    ParkingApprover,
     PlanFile,
     PlanView,
+    RunParked,
     effective_policy,
     plan_view,
 )
 from stepgraph.engine._engine import Engine, check_journal_free, run
+from stepgraph.engine._park import ParkedRun, decide, parked
 from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
 from stepgraph.engine._resume import resume
 from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
@@ -23,14 +26,19 @@ __all__ = [
     "Decision",
     "Divergence",
     "Engine",
+    "ParkedRun",
+    "ParkingApprover",
     "PlanFile",
     "PlanView",
     "ReplayReport",
     "RunConfig",
     "RunOptions",
+    "RunParked",
     "check_journal_free",
     "compare",
+    "decide",
     "effective_policy",
+    "parked",
     "plan_view",
     "replay",
     "resume",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,10 +11,11 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.engine._approval import Approver, PlanFile
+from stepgraph.engine._async import arun, stream
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
 from stepgraph.exceptions import JournalError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend, check_plan
-from stepgraph.journal import JournalWriter, Listener
+from stepgraph.journal import JournalEvent, JournalWriter, Listener
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
@@ -148,6 +149,16 @@ class Engine:
         writer = JournalWriter(path, run_id, listeners=list(listeners), start_seq=options.start_seq)
         with writer:
             return RunSession(self.config, prepared, writer, options).run()
+
+    async def arun(self, task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
+        """`run` for asyncio: the run goes on in a thread, the event loop stays free."""
+        return await arun(self, task, **options)
+
+    def stream(
+        self, task: Task | Path | str | PreparedTask, **options: Any
+    ) -> AsyncIterator[JournalEvent]:
+        """Run, yielding each journal event as written: ``async for e in engine.stream(t)``."""
+        return stream(self, task, **options)
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")

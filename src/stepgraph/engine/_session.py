@@ -17,7 +17,9 @@ from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
     Approver,
+    ParkingApprover,
     PlanFile,
+    RunParked,
     effective_policy,
     now,
     plan_view,
@@ -45,6 +47,7 @@ from stepgraph.journal import (
     CheckEvent,
     JournalWriter,
     PlanApproved,
+    PlanAwaiting,
     PlanEdited,
     PlanInvalid,
     PlanProposed,
@@ -103,6 +106,7 @@ class RunOptions:
     run_id: str | None = None  # a replay keeps the recorded run's id; None: a new one
     start_seq: int = 0  # a resumed run appends after the events already in its journal
     start_fields: dict[str, Any] = field(default_factory=dict)
+    awaiting: StepGraph | None = None  # a parked run continues with the plan it parked on
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -127,6 +131,7 @@ class RunSession:
         self.options = options
         self.started = time.monotonic()
         self.completed: dict[str, tuple[Any, dict[str, Any]]] = {}  # signature -> value, args
+        self.awaiting: StepGraph | None = None  # the plan a parked run waits on
         self.runs_of_call: Counter[str] = Counter()
 
     def run(self) -> RunResult:
@@ -137,6 +142,8 @@ class RunSession:
             self.journal.emit(RunResume(**self.options.resumed))
         try:
             return self._stages()
+        except RunParked:  # no `run.end`: the journal reads as unfinished, to be continued
+            return self._parked()
         except PlanValidationError as e:
             self.journal.emit(PlanInvalid(problems=[str(p) for p in e.problems]))
             self._end("invalid", e)
@@ -186,7 +193,7 @@ class RunSession:
         if prior is not None:
             plan, first_round = prior.plan, prior.round
         else:
-            approved = self._approve(self._first_plan())
+            approved = self._approve(self.options.awaiting or self._first_plan())
             if approved is None:
                 return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
             plan, first_round = approved, 0
@@ -343,28 +350,36 @@ class RunSession:
         if policy is not ApprovalPolicy.ASK:
             self._decided(PlanApproved, plan, how=f"policy:{policy.value}")
             return plan
-        if approver is None:
-            raise ApprovalError(
-                f"policy 'ask' needs a person and there is no terminal; {HOW_TO_APPROVE}"
-            )
-        return self._ask(plan, approver)
+        return self._ask(plan, approver or ParkingApprover())
 
     def _ask(self, plan: StepGraph, approver: Approver) -> StepGraph | None:
         prepared = self.prepared
         for _ in range(MAX_REVIEWS):
-            decision = approver.review(plan_view(plan, prepared.tools, prepared.inputs))
+            view = plan_view(plan, prepared.tools, prepared.inputs)
+            try:
+                decision = approver.review(view)
+            except RunParked:
+                self.awaiting = plan
+                self.journal.emit(
+                    PlanAwaiting(
+                        plan_hash=plan.plan_hash(),
+                        side_effects=view.side_effect_tools,
+                        critical_path=view.critical_path,
+                    )
+                )
+                raise
             if decision.action == "approve":
-                self._decided(PlanApproved, plan, who=decision.who, how="person")
+                self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
                 return plan
             if decision.action == "reject":
-                self._decided(PlanRejected, plan, who=decision.who, how="person")
+                self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
                 return None
             if decision.action == "edit" and decision.plan is not None:
                 check_plan(decision.plan, prepared)
                 self.journal.emit(
                     PlanEdited(
                         who=decision.who,
-                        how="person",
+                        how=decision.how,
                         when=now(),
                         plan_hash_before=plan.plan_hash(),
                         plan_hash=decision.plan.plan_hash(),
@@ -421,6 +436,15 @@ class RunSession:
             journal=str(self.journal.path),
             plan=plan,
             reused=sorted(execution.reused),
+        )
+
+    def _parked(self) -> RunResult:
+        return RunResult(
+            run_id=self.journal.run_id,
+            task=self.prepared.task.name,
+            status=RunStatus.AWAITING_APPROVAL,
+            journal=str(self.journal.path),
+            plan=self.awaiting,
         )
 
     def _end(self, status: str, reason: BaseException | str | None = None) -> None:

@@ -9,6 +9,7 @@ from stepgraph.journal._events import (
     LLMResponse,
     ObservationEvent,
     PlanApproved,
+    PlanAwaiting,
     PlanEdited,
     PlanInvalid,
     PlanProposed,
@@ -22,6 +23,7 @@ from stepgraph.journal._events import (
     StepSkipped,
     Thought,
 )
+from stepgraph.journal._index import RunIndex, RunRow
 from stepgraph.journal._reader import Journal, read_journal
 from stepgraph.journal._recording import Prior, Recording
 from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener, NullJournal
@@ -40,6 +42,7 @@ __all__ = [
     "NullJournal",
     "ObservationEvent",
     "PlanApproved",
+    "PlanAwaiting",
     "PlanEdited",
     "PlanInvalid",
     "PlanProposed",
@@ -48,6 +51,8 @@ __all__ = [
     "PlanRevise",
     "Prior",
     "Recording",
+    "RunIndex",
+    "RunRow",
     "RunEnd",
     "RunResume",
     "RunStart",
