@@ -15,7 +15,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._engine import Engine, check_journal_free, run
-from stepgraph.engine._park import ParkedRun, decide, parked
+from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
 from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
 from stepgraph.engine._resume import resume
 from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
@@ -34,6 +34,7 @@ __all__ = [
     "RunConfig",
     "RunOptions",
     "RunParked",
+    "check_decision",
     "check_journal_free",
     "compare",
     "decide",

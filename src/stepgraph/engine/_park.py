@@ -22,7 +22,7 @@ from stepgraph.engine._approval import Decision, ParkingApprover, PlanView, plan
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
-from stepgraph.executor import plan_diff
+from stepgraph.executor import check_plan, plan_diff
 from stepgraph.journal import Listener, PlanAwaiting, Recording
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
 from stepgraph.planner import Planner
@@ -88,21 +88,9 @@ def decide(
     run is not waiting (already decided, finished, or being continued by another process).
     """
     path = Path(journal)
-    if not decision.who.strip():
-        raise ApprovalError("a decision needs the name of who makes it (--by NAME)")
     with _exclusive(path):
-        state = parked(path)
-        if state is None:
-            raise ApprovalError(
-                "the run is not awaiting approval (already decided, finished or running)"
-            )
+        state = check_decision(path, decision, tools=tools, planner=planner)
         recording = state.recording
-        if any(e.event == "plan.approved" for e in recording.journal.events):
-            raise ApprovalError(
-                "the run parked in a repair round; continuing such a run is not supported yet"
-            )
-        if decision.action == "revise" and planner is None:
-            raise ApprovalError("a revision needs a planner (a model) configured")
         engine = Engine(
             tools=tools,
             planner=planner,
@@ -119,6 +107,38 @@ def decide(
         )
         prepared = _prepared(recording, engine)
         return engine.run(prepared, journal=path, listeners=listeners, options=options)
+
+
+def check_decision(
+    journal: Path | str,
+    decision: Decision,
+    *,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+    planner: Planner | None = None,
+) -> ParkedRun:
+    """Refuse, before anything is written, a decision that cannot be carried out.
+
+    The run must be parked (not in a repair round), the decision must name who makes
+    it, an edited plan must pass the static checks, and a revision needs a planner.
+    """
+    if not decision.who.strip():
+        raise ApprovalError("a decision needs the name of who makes it (--by NAME)")
+    state = parked(journal)
+    if state is None:
+        raise ApprovalError(
+            "the run is not awaiting approval (already decided, finished or running)"
+        )
+    if any(e.event == "plan.approved" for e in state.recording.journal.events):
+        raise ApprovalError(
+            "the run parked in a repair round; continuing such a run is not supported yet"
+        )
+    if decision.action == "revise" and planner is None:
+        raise ApprovalError("a revision needs a planner (a model) configured")
+    if decision.action == "edit":
+        if decision.plan is None:
+            raise ApprovalError("an edit needs the edited plan")
+        check_plan(decision.plan, _prepared(state.recording, Engine(tools=tools)))
+    return state
 
 
 def _prepared(recording: Recording, engine: Engine) -> PreparedTask:

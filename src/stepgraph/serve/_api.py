@@ -127,6 +127,8 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
             raise _not_found(run_id) from e
         except ApprovalError as e:
             raise HTTPException(409, str(e)) from e
+        except StepgraphError as e:  # an edited plan that fails the static checks
+            raise HTTPException(400, str(e)) from e
         return {"run_id": run_id, "decision": decision.action, "by": decision.who}
 
     @router.post("/runs/{run_id}/approve", status_code=202)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepgraph.engine import Decision, Engine, RunOptions, decide, parked, replay
+from stepgraph.engine import Decision, Engine, RunOptions, check_decision, decide, replay
 from stepgraph.exceptions import ApprovalError, StepgraphError, TaskFileError
 from stepgraph.journal import RunIndex, RunRow
 from stepgraph.model import ApprovalPolicy, Task
@@ -106,12 +106,7 @@ class RunManager:
         with self._lock:
             if run_id in self._busy:
                 raise ApprovalError("a decision about this run is being carried out now")
-            if parked(path) is None:
-                raise ApprovalError(
-                    "the run is not awaiting approval (already decided, finished or running)"
-                )
-            if not decision.who.strip():
-                raise ApprovalError("a decision needs the name of who makes it")
+            check_decision(path, decision, tools=self.tools, planner=self.planner)
             self._busy.add(run_id)
 
         def work() -> None:

@@ -26,6 +26,13 @@ function fmt(value) {
   if (value && typeof value === "object" && "$quantity" in value) {
     const [m, u] = value.$quantity; return `${+Number(m).toPrecision(12)} ${u}`;
   }
+  if (value && typeof value === "object" && "$expression" in value) {  // references bound
+    const bound = Object.entries(value.bindings || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
+    return value.$expression + (bound.length ? `  (where ${bound.join(", ")})` : "");
+  }
+  if (value && typeof value === "object" && ("$float" in value || "$int" in value)) {
+    return String(value.$float || value.$int);
+  }
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
@@ -38,7 +45,7 @@ function handle(e) {
     case "plan.awaiting": setStatus("awaiting_approval"); break;
     case "plan.approved":
       setStatus("running");
-      if (planHash && e.plan_hash !== planHash) location.reload();  // another plan runs
+      if (e.plan_hash !== planHash) location.reload();  // the page drew another plan, or none
       break;
     case "plan.rejected": setStatus("not_run"); break;
     case "action": {
@@ -116,8 +123,8 @@ async function showResult() {
   const response = await fetch(`/api/runs/${runId}`);
   if (!response.ok) return;
   const result = await response.json();
-  if (!result.answer) return;
   const box = document.getElementById("answer");
+  if (!result.answer) { box.textContent = `no answer (the run ended ${result.status})`; return; }
   box.replaceChildren(...result.answer_parts.map((part) => {
     if (!part.step) return part.text;
     const link = el("a", {href: "#node-" + part.step, class: "number", "data-step": part.step,
