@@ -92,10 +92,11 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
         start = int(last) if last and last.isdigit() else after
 
         async def stream() -> AsyncIterator[bytes]:
-            async for line in manager.tail(run_id, start):
+            async for seq, line in manager.tail(run_id, start):
                 if await request.is_disconnected():
                     return
-                yield b"data: " + line + b"\n\n"
+                # `id:` lets a reconnecting EventSource resume after the last event it saw.
+                yield b"id: %d\ndata: %s\n\n" % (seq, line)
             yield b"event: end\ndata: {}\n\n"
 
         return StreamingResponse(

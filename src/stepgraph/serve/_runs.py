@@ -177,8 +177,8 @@ class RunManager:
         for thread in list(self._threads.values()):
             thread.join(timeout)
 
-    async def tail(self, run_id: str, after_seq: int = 0) -> AsyncIterator[bytes]:
-        """The journal's lines as they are written (from `after_seq` on), until `run.end`.
+    async def tail(self, run_id: str, after_seq: int = 0) -> AsyncIterator[tuple[int, bytes]]:
+        """The journal's lines with their seq as they are written (after `after_seq`), to `run.end`.
 
         Reading the file rather than listening inside the engine means a run started by
         another process (the command line) is followed the same way.
@@ -202,7 +202,7 @@ class RunManager:
                     continue
                 seq, kind = _seq_and_kind(line)
                 if seq > after_seq:
-                    yield line
+                    yield seq, line
                 ended = ended or kind == "run.end"
             if ended:
                 return
