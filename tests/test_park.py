@@ -8,9 +8,18 @@ import sys
 
 import pytest
 
-from stepgraph import ApprovalError, ApprovalPolicy, Engine, Planner, RunStatus, Task, tool
+from stepgraph import (
+    ApprovalError,
+    ApprovalPolicy,
+    Engine,
+    Planner,
+    PlanValidationError,
+    RunStatus,
+    Task,
+    tool,
+)
 from stepgraph.cli import ExitCode
-from stepgraph.engine import Decision, decide, parked
+from stepgraph.engine import Decision, decide, parked, resume
 from stepgraph.journal import RunIndex, read_journal
 from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES, ROOT, flat, invoke
@@ -146,3 +155,23 @@ def test_reject_from_the_command_line(tmp_path):
     result = invoke("approve", row.run_id, "--reject", "--by", "bob", "--runs", runs)
     assert result.exit_code == ExitCode.NOT_RUN
     assert RunIndex(runs).runs()[0].status in {"not_run"}
+
+
+def test_resume_does_not_stand_in_for_the_decision(tmp_path):
+    SENT.clear()
+    journal = park(tmp_path)
+    with pytest.raises(ApprovalError, match="parked awaiting approval"):
+        resume(journal, tools=[send_report])
+    assert SENT == [] and parked(journal) is not None
+
+
+def test_an_invalid_edit_is_refused_before_anything_is_written(tmp_path):
+    journal = park(tmp_path)
+    before = journal.read_bytes()
+    plan = parked(journal).plan
+    broken = plan.model_copy(
+        update={"steps": [plan.steps[0].model_copy(update={"tool": "no_such_tool"})]}
+    )
+    with pytest.raises(PlanValidationError, match="no_such_tool"):
+        decide(journal, Decision("edit", plan=broken, who="x"), tools=[send_report])
+    assert journal.read_bytes() == before

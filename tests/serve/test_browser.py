@@ -7,6 +7,7 @@ only where no chromium can be installed (`.ci/run` installs it with apt-get).
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from stepgraph.journal import read_journal
 from tests.conftest import ROOT
 from tests.serve.conftest import Server, start_server
 
-CHROMIUM = os.environ.get("STEPGRAPH_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("STEPGRAPH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 ARGS = [
     "--headless",

@@ -138,5 +138,11 @@ for (const node of document.querySelectorAll(".node")) {
   node.addEventListener("click", () => inspect(node.dataset.step));
 }
 const source = new EventSource(`/api/runs/${runId}/events`);
-source.onmessage = (message) => handle(JSON.parse(message.data));
+// When each event reached the page (journal seq, its time, arrival): for measuring latency.
+window.stepgraphArrivals = [];
+source.onmessage = (message) => {
+  const event = JSON.parse(message.data);
+  window.stepgraphArrivals.push({seq: event.seq, event: event.event, ts: event.ts, at: Date.now()});
+  handle(event);
+};
 source.addEventListener("end", () => source.close());
