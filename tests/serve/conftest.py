@@ -56,7 +56,7 @@ def serve(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
 def start_server(tmp_path: Path, *, tools: list[Any] = (), token: str | None = None,
                  planner: Any = None) -> Iterator[Server]:  # fmt: skip
     workspace = tmp_path / "workspace"
-    workspace.mkdir()
+    workspace.mkdir(exist_ok=True)
     shutil.copy(EXAMPLES / "migration.yaml", workspace / "migration.yaml")
     runs = tmp_path / "runs"
     app = create_app(runs, workspace=workspace, tools=tools, token=token, planner=planner)

@@ -160,3 +160,14 @@ def test_no_api_key_reaches_a_page_an_event_or_the_index(tmp_path, httpserver):
         seen.append((server.runs / ".index.sqlite3").read_bytes().decode("latin-1"))
         assert "llm.request" in seen[4]  # ... and the model exchange is in the stream
         assert not [text for text in seen if SECRET in text]  # ... but the key is nowhere
+
+
+def test_a_parked_run_survives_a_restart_of_the_server(tmp_path):
+    before = start_server(tmp_path)
+    server = next(before)
+    run_id = parked_run(server)
+    before.close()  # the server that started the run is gone
+    for server in start_server(tmp_path):
+        assert server.client.get(f"/api/runs/{run_id}").json()["status"] == "awaiting_approval"
+        assert server.post(f"/api/runs/{run_id}/approve", by="after-restart").status_code == 202
+        assert server.wait_status(run_id, "verified")["answer"].startswith("3 nights")
