@@ -175,3 +175,24 @@ def test_an_invalid_edit_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(PlanValidationError, match="no_such_tool"):
         decide(journal, Decision("edit", plan=broken, who="x"), tools=[send_report])
     assert journal.read_bytes() == before
+
+
+def test_a_repair_under_ask_parks_again_and_reuses_what_settled_once_approved(tmp_path):
+    """A failed check sends the plan back; the repaired plan waits for a decision too."""
+    model = ScriptedLLM(
+        [migration_plan("floor", answer="${nights}"), migration_plan("ceil", answer="${nights}")]
+    )
+    task = Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"}, approval="ask")
+    journal = park(tmp_path, task, planner=Planner(model))
+    first = decide(journal, Decision("approve", who="fay"), planner=Planner(model))
+    assert first.status is RunStatus.AWAITING_APPROVAL  # ran, failed a check, repaired, parked
+    events = read_journal(journal)
+    assert [e.event for e in events.events].count("plan.repair") == 1
+    state = parked(journal)
+    assert "ceil" in state.plan.steps[-1].args["expression"] and state.diff()["changed"]
+    done = decide(journal, Decision("approve", who="fay"), planner=Planner(model))
+    assert done.status is RunStatus.VERIFIED and done.answer == "3"
+    events = read_journal(journal)
+    reused = {e.step for e in events.of_kind("step.reused")}
+    assert {"rate", "total", "per_night"} <= reused
+    assert [e.who for e in events.of_kind("plan.approved")] == ["fay", "fay"]

@@ -22,7 +22,7 @@ from stepgraph.engine._approval import Decision, ParkingApprover, PlanView, plan
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
-from stepgraph.executor import check_plan, plan_diff
+from stepgraph.executor import check_plan, plan_diff, step_signatures
 from stepgraph.journal import Listener, PlanAwaiting, Recording
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
 from stepgraph.planner import Planner
@@ -97,15 +97,17 @@ def decide(
             repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
             cross_check=bool(recording.start.config.get("cross_check", False)),
         )
+        prepared = _prepared(recording, engine)
         options = RunOptions(
             policy=ApprovalPolicy.ASK,  # it parked asking; a decision is what it waits for
             awaiting=state.plan,
+            awaiting_round=sum(e.event == "plan.repair" for e in recording.journal.events),
+            reuse=_settled(recording, prepared),
             approver=ParkingApprover(decision),
             resumed={"after_seq": recording.last_seq, "problems": recording.journal.problems},
             run_id=recording.run_id,
             start_seq=recording.last_seq,
         )
-        prepared = _prepared(recording, engine)
         return engine.run(prepared, journal=path, listeners=listeners, options=options)
 
 
@@ -118,8 +120,8 @@ def check_decision(
 ) -> ParkedRun:
     """Refuse, before anything is written, a decision that cannot be carried out.
 
-    The run must be parked (not in a repair round), the decision must name who makes
-    it, an edited plan must pass the static checks, and a revision needs a planner.
+    The run must be parked, the decision must name who makes it, an edited plan must
+    pass the static checks, and a revision needs a planner.
     """
     if not decision.who.strip():
         raise ApprovalError("a decision needs the name of who makes it (--by NAME)")
@@ -128,10 +130,6 @@ def check_decision(
         raise ApprovalError(
             "the run is not awaiting approval (already decided, finished or running)"
         )
-    if any(e.event == "plan.approved" for e in state.recording.journal.events):
-        raise ApprovalError(
-            "the run parked in a repair round; continuing such a run is not supported yet"
-        )
     if decision.action == "revise" and planner is None:
         raise ApprovalError("a revision needs a planner (a model) configured")
     if decision.action == "edit":
@@ -139,6 +137,19 @@ def check_decision(
             raise ApprovalError("an edit needs the edited plan")
         check_plan(decision.plan, _prepared(state.recording, Engine(tools=tools)))
     return state
+
+
+def _settled(recording: Recording, prepared: PreparedTask) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """What a run parked in a repair round already has, by step signature, for reuse."""
+    prior, _ = recording.prior()
+    if prior is None:
+        return {}
+    signatures = step_signatures(check_plan(prior.plan, prepared))
+    return {
+        signatures[sid]: (value, prior.actions.get(sid, {}))
+        for sid, value in prior.values.items()
+        if sid in signatures
+    }
 
 
 def _prepared(recording: Recording, engine: Engine) -> PreparedTask:

@@ -107,6 +107,8 @@ class RunOptions:
     start_seq: int = 0  # a resumed run appends after the events already in its journal
     start_fields: dict[str, Any] = field(default_factory=dict)
     awaiting: StepGraph | None = None  # a parked run continues with the plan it parked on
+    awaiting_round: int = 0  # ... in the repair round it parked in
+    reuse: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)  # by signature
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -193,10 +195,11 @@ class RunSession:
         if prior is not None:
             plan, first_round = prior.plan, prior.round
         else:
+            self.completed.update(self.options.reuse)  # a parked repair keeps what settled
             approved = self._approve(self.options.awaiting or self._first_plan())
             if approved is None:
                 return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
-            plan, first_round = approved, 0
+            plan, first_round = approved, self.options.awaiting_round
         rounds = self.config.repair_rounds
         for round_number in range(first_round, rounds + 1):
             execution, verdicts = self._execute(
