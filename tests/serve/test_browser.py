@@ -158,3 +158,25 @@ def test_a_fork_from_a_step_appears_with_its_parent(site, page):
     row = page.locator(f"tr[data-run='{fork_id}']")
     assert run_id in row.inner_text()
     shot(page, "fork-2-list")
+
+
+def test_an_edit_on_the_approval_page_comes_back_with_its_diff(site, page):
+    run_id = site.post("/api/runs", task="migration.yaml", approval="ask").json()["run_id"]
+    site.wait_status(run_id, "awaiting_approval")
+    page.goto(f"{site.url}/runs/{run_id}/approve")
+    page.fill("#by", "carol")
+    page.click("text=Edit the plan")
+    edited = page.input_value("#plan-json").replace("ceil(", "floor(")
+    page.fill("#plan-json", edited)
+    page.click("#edit")
+    page.wait_for_selector("#diff")
+    assert "floor" in page.inner_text("#diff") and "ceil" in page.inner_text("#diff")
+    shot(page, "edit-1-diff")
+    page.click("#approve")
+    page.wait_for_url(f"**/runs/{run_id}")
+    # The edited plan is what ran: floor gives 2 nights, which the task's check refuses.
+    page.wait_for_function("document.getElementById('status').textContent === 'unverified'")
+    page.wait_for_function("document.getElementById('answer').textContent.startsWith('no answer')")
+    events = read_journal(Path(site.manager.row(run_id).path))
+    assert events.of_kind("plan.edited")[0].who == "carol"
+    assert events.of_kind("answer")[0].text.startswith("no answer")

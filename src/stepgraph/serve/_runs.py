@@ -101,7 +101,12 @@ class RunManager:
         return run_id
 
     def decide(self, run_id: str, decision: Decision) -> None:
-        """Continue a parked run with a decision, in the background; refused if not parked."""
+        """Continue a parked run with a decision; refused (at once) if it cannot be carried out.
+
+        An approval runs the rest in the background. An edit or a revision parks again
+        with the new plan, so it is carried out before this returns: the approval page
+        that follows shows the new plan and its diff.
+        """
         path = Path(self.row(run_id).path)
         with self._lock:
             if run_id in self._busy:
@@ -116,7 +121,10 @@ class RunManager:
                 with self._lock:
                     self._busy.discard(run_id)
 
-        self._spawn(run_id, work)
+        if decision.action in ("edit", "revise"):
+            work()
+        else:
+            self._spawn(run_id, work)
 
     def fork(self, run_id: str, step: str) -> str:
         """A new run of the recorded one: `step` and what depends on it run again."""

@@ -18,7 +18,7 @@ for (const button of document.querySelectorAll("#decide button[data-action]")) {
       await postJSON(`/api/runs/${runId}/${action}`, body);
       // An edit or a revision parks again: come back here to see the new plan and its diff.
       location.href = (action === "edit" || action === "revise")
-        ? `/runs/${runId}` : `/runs/${runId}`;
+        ? `/runs/${runId}/approve` : `/runs/${runId}`;
     } catch (e) {
       error.textContent = e.message;
     }
