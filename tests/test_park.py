@@ -196,3 +196,34 @@ def test_a_repair_under_ask_parks_again_and_reuses_what_settled_once_approved(tm
     reused = {e.step for e in events.of_kind("step.reused")}
     assert {"rate", "total", "per_night"} <= reused
     assert [e.who for e in events.of_kind("plan.approved")] == ["fay", "fay"]
+
+
+def per_step_task() -> Task:
+    steps = [
+        {"id": "n", "tool": "calculate", "args": {"expression": "ceil(2500 GB / (962.28 GB))"}},
+        {"id": "other", "tool": "calculate", "args": {"expression": "6 * 7"}},
+        {"id": "mail", "tool": "send_report", "args": {"text": "nights: ${n}"}},
+    ]
+    return Task(
+        goal="report", plan={"steps": steps, "answer": "${n} ${other}"}, approval="per-step"
+    )
+
+
+def test_per_step_runs_the_read_only_steps_and_only_the_side_effect_waits(tmp_path):
+    SENT.clear()
+    journal = park(tmp_path, per_step_task())
+    events = read_journal(journal)
+    assert {e.step for e in events.of_kind("observation")} == {"n", "other"}
+    assert SENT == [] and parked(journal).awaiting.side_effects == ["send_report"]
+    done = decide(journal, Decision("approve", who="gus"), tools=[send_report])
+    assert done.status is RunStatus.VERIFIED and done.answer == "3 42" and SENT == ["nights: 3"]
+    events = read_journal(journal)
+    assert {e.step for e in events.of_kind("step.reused")} == {"n", "other"}
+    assert [e.step for e in events.of_kind("action")].count("n") == 1  # it ran once
+
+
+def test_per_step_rejected_runs_no_side_effect(tmp_path):
+    SENT.clear()
+    journal = park(tmp_path, per_step_task())
+    result = decide(journal, Decision("reject", who="hal"), tools=[send_report])
+    assert result.status is RunStatus.NOT_RUN and SENT == []

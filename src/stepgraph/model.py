@@ -96,6 +96,7 @@ class ApprovalPolicy(StrEnum):
     ASK = "ask"
     READONLY = "readonly"
     NEVER = "never"
+    PER_STEP = "per-step"  # read-only steps run at once; side-effecting ones wait for a person
 
 
 class TaskInput(_Strict):

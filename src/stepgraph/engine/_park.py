@@ -23,11 +23,12 @@ from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.executor import check_plan, plan_diff, step_signatures
-from stepgraph.journal import Listener, PlanAwaiting, Recording
+from stepgraph.journal import Action, Listener, ObservationEvent, PlanAwaiting, Prior, Recording
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool
+from stepgraph.units import decode_value
 
 # Events after `plan.awaiting` that mean it was answered (or the run ended some other way).
 _ANSWERED = frozenset(
@@ -102,7 +103,7 @@ def decide(
             policy=ApprovalPolicy.ASK,  # it parked asking; a decision is what it waits for
             awaiting=state.plan,
             awaiting_round=sum(e.event == "plan.repair" for e in recording.journal.events),
-            reuse=_settled(recording, prepared),
+            reuse=_settled(recording, prepared, state.plan),
             approver=ParkingApprover(decision),
             resumed={"after_seq": recording.last_seq, "problems": recording.journal.problems},
             run_id=recording.run_id,
@@ -139,11 +140,22 @@ def check_decision(
     return state
 
 
-def _settled(recording: Recording, prepared: PreparedTask) -> dict[str, tuple[Any, dict[str, Any]]]:
-    """What a run parked in a repair round already has, by step signature, for reuse."""
+def _settled(
+    recording: Recording, prepared: PreparedTask, awaiting: StepGraph
+) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """What a parked run already has, by step signature, for reuse.
+
+    In a repair round: what settled under the plan approved before. Otherwise, with
+    `approval: per-step`: the read-only steps of the parked plan that ran before it parked.
+    """
     prior, _ = recording.prior()
     if prior is None:
-        return {}
+        prior = Prior(plan=awaiting)
+        for event in recording.journal.events:
+            if isinstance(event, Action) and event.step:
+                prior.actions[event.step] = decode_value(event.args)
+            elif isinstance(event, ObservationEvent) and event.step and event.final and event.ok:
+                prior.values[event.step] = decode_value(event.value)
     signatures = step_signatures(check_plan(prior.plan, prepared))
     return {
         signatures[sid]: (value, prior.actions.get(sid, {}))

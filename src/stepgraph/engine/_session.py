@@ -25,6 +25,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._cross import cross_check
+from stepgraph.engine._per_step import run_read_only
 from stepgraph.exceptions import (
     ApprovalError,
     JournalError,
@@ -350,6 +351,15 @@ class RunSession:
                 f"'{policy.value}' does not run them unasked; {HOW_TO_APPROVE}",
                 run_id=self.journal.run_id,
             )
+        if policy is ApprovalPolicy.PER_STEP and risky:
+            if approver is None:  # what needs nobody's approval runs while the rest waits
+                workers = self.config.max_workers or self.prepared.task.max_workers
+                settled = run_read_only(
+                    plan, self.prepared, self.journal, max_workers=workers,
+                    backend=self.config.backend(),
+                )  # fmt: skip
+                self.completed.update(settled)
+            return self._ask(plan, approver or ParkingApprover())
         if policy is not ApprovalPolicy.ASK:
             self._decided(PlanApproved, plan, how=f"policy:{policy.value}")
             return plan
