@@ -124,7 +124,9 @@ class Engine:
         """Plan if needed, approve, execute, verify and repair, journaling every event.
 
         `approver` is asked when the policy is `ask` (or unset and the plan has side
-        effects); `plan_file` runs an approved, unchanged plan written by `stepgraph plan`.
+        effects); without one, an `ask` run parks (`awaiting_approval`, nothing run) until
+        `stepgraph.engine.decide` continues it from its journal. `plan_file` runs an
+        approved, unchanged plan written by `stepgraph plan`.
         An existing, non-empty `journal` is refused unless `replace_journal` is set: a
         second run appended to it would make it unreadable as one run. `options` is how
         replay and resume enter this same pipeline: a run id to keep, settled steps, and
