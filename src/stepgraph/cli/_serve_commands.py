@@ -70,7 +70,7 @@ def approve_command(
     """Decide about a parked run (approve, --reject, --edit, --revise), or approve a plan file."""
     who = by or getpass.getuser()
     console = Console()
-    if Path(target).suffix == ".json" and Path(target).is_file():
+    if Path(target).is_file() and Path(target).suffix != ".jsonl":  # not a journal: a plan file
         _approve_plan_file(console, Path(target), who)
         return
     if sum((reject, edit is not None, revise is not None)) > 1:
