@@ -95,9 +95,12 @@ def _rss_mb(pid: int) -> float:
 
 def browser_figures(repeats: int) -> list[list[str]]:
     """Click-to-first-step and SSE latency, in a real browser."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return [["approval click to first step", "skipped: playwright is not installed"]]
     if not Path(CHROMIUM).exists():
         return [["approval click to first step", "skipped: no chromium"]]
-    from playwright.sync_api import sync_playwright
 
     work = Path(tempfile.mkdtemp())
     shutil.copy(MIGRATION, work / "migration.yaml")

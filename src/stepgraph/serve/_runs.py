@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from stepgraph.engine import Decision, Engine, RunOptions, check_decision, decide, replay
 from stepgraph.exceptions import ApprovalError, StepgraphError, TaskFileError
 from stepgraph.journal import RunIndex, RunRow
@@ -219,8 +221,6 @@ class RunManager:
 
 
 def _seq_and_kind(line: bytes) -> tuple[int, str]:
-    import orjson
-
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError:

@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 import pint
 
-from stepgraph.engine import ParkedRun, parked
+from stepgraph.engine import Engine, ParkedRun, parked
 from stepgraph.executor import build_graph
 from stepgraph.journal import (
     AnswerEvent,
@@ -192,8 +192,6 @@ class Review:
 
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
     """The parked plan as a person reviews it, or None when the run is not waiting."""
-    from stepgraph.engine import Engine
-
     state = parked(Path(row.path))
     if state is None:
         return None
