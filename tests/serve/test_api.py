@@ -91,6 +91,8 @@ def test_bad_requests_get_clear_errors_and_change_nothing(server):
         outside.status_code == 400 and "inside the server's workspace" in outside.json()["detail"]
     )
     assert server.post("/api/runs").status_code == 400
+    no_planner = server.post("/api/runs", goal="how many nights?")
+    assert no_planner.status_code == 400 and "no planner" in no_planner.json()["detail"]
     assert server.client.get("/api/runs/nosuchrun").status_code == 404
     assert server.post("/api/runs/nosuchrun/approve", by="x").status_code == 404
     run_id = parked_run(server)

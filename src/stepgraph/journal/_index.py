@@ -224,6 +224,15 @@ class RunIndex:
             ).fetchone()
         return _row(found) if found else None
 
+    def at(self, path: Path | str) -> RunRow | None:
+        """The run whose journal is at `path`, or None."""
+        self.refresh()
+        with self._connect() as db:
+            found = db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE path = ?", (str(path),)
+            ).fetchone()
+        return _row(found) if found else None
+
     def children(self, run_id: str) -> list[RunRow]:
         """The forks of a run."""
         self.refresh()

@@ -20,7 +20,12 @@ from typing import Any
 import orjson
 
 from stepgraph.engine import Decision, Engine, RunOptions, check_decision, decide, replay
-from stepgraph.exceptions import ApprovalError, StepgraphError, TaskFileError
+from stepgraph.exceptions import (
+    ApprovalError,
+    PlannerNotConfiguredError,
+    StepgraphError,
+    TaskFileError,
+)
 from stepgraph.journal import RunIndex, RunRow
 from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.planner import Planner
@@ -50,7 +55,7 @@ class RunManager:
         self.planner = planner
         self.tools = list(tools)
         self.index = RunIndex(runs_dir)
-        self._threads: dict[str, threading.Thread] = {}
+        self._threads: list[threading.Thread] = []
         self._busy: set[str] = set()  # runs being decided here now
         self._lock = threading.Lock()
 
@@ -90,6 +95,11 @@ class RunManager:
             prepared = engine.prepare(Task(name="goal", goal=goal), overrides=overrides)
         else:
             raise TaskFileError("give a task file (of the workspace) or a goal")
+        if prepared.plan is None and self.planner is None:  # say so now, not in a thread
+            raise PlannerNotConfiguredError(
+                f"task '{prepared.task.name}' has no plan and the server has no planner: "
+                "start `stepgraph serve` with a model (--base-url/--model) or --scripted"
+            )
         run_id = uuid.uuid4().hex[:12]
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         journal = self.runs_dir / f"{stamp}-{prepared.task.name}.jsonl"
@@ -98,8 +108,8 @@ class RunManager:
         def work() -> None:
             engine.run(prepared, journal=journal, approval=approval, options=options)
 
-        self._spawn(run_id, work)
-        self._wait_for_journal(journal)
+        thread = self._spawn(run_id, work)
+        self._wait_for_journal(journal, thread)
         return run_id
 
     def decide(self, run_id: str, decision: Decision) -> None:
@@ -141,9 +151,8 @@ class RunManager:
             except StepgraphError as e:
                 errors.append(e)
 
-        self._spawn(f"fork-{run_id}-{stamp}", work)
-        self._wait_for_journal(out, errors)
-        row = next((r for r in self.index.runs(limit=100_000) if r.path == str(out)), None)
+        self._wait_for_journal(out, self._spawn(f"fork-{run_id}-{stamp}", work))
+        row = self.index.at(out)
         if row is None:
             raise TaskFileError(f"the fork did not start: {errors[0] if errors else 'no journal'}")
         return row.run_id
@@ -158,7 +167,7 @@ class RunManager:
             "error": report.error,
         }
 
-    def _spawn(self, name: str, work: Callable[[], None]) -> None:
+    def _spawn(self, name: str, work: Callable[[], None]) -> threading.Thread:
         def guarded() -> None:
             try:
                 work()
@@ -166,25 +175,26 @@ class RunManager:
                 log.warning("run %s stopped: %s", name, e)
 
         thread = threading.Thread(target=guarded, name=f"run-{name}", daemon=True)
-        self._threads[name] = thread
+        self._threads.append(thread)
         thread.start()
+        return thread
 
-    def _wait_for_journal(
-        self, path: Path, errors: list[BaseException] | None = None, timeout: float = 10
-    ) -> None:
-        """Until the run's first event is on disk, so the caller can find it through the index."""
+    def _wait_for_journal(self, path: Path, thread: threading.Thread, timeout: float = 10) -> None:
+        """Until the run's first event is on disk (so the index finds it), or its thread ended."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and not (errors or []):
+        while time.monotonic() < deadline:
             try:
                 if path.stat().st_size > 0 and b"\n" in path.read_bytes()[:65536]:
                     return
             except OSError:
                 pass
+            if not thread.is_alive():
+                return
             time.sleep(0.005)
 
     def join(self, timeout: float = 30) -> None:
         """Wait for the runs started here (tests, shutdown)."""
-        for thread in list(self._threads.values()):
+        for thread in list(self._threads):
             thread.join(timeout)
 
     async def tail(self, run_id: str, after_seq: int = 0) -> AsyncIterator[tuple[int, bytes]]:
