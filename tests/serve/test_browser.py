@@ -111,6 +111,7 @@ def test_the_run_page_updates_live_while_steps_run(site, page):
     assert page.get_attribute("#node-first", "class") == "node done"
     assert page.get_attribute("#node-last", "class") == "node pending"
     assert page.inner_text("#status") == "running"
+    assert site.client.get(f"/api/runs/{run_id}").json()["status"] == "running"  # the index too
     shot(page, "live-1-running")
     GATE.set()  # the page was loaded before this: what follows can only arrive live
     page.wait_for_selector("#node-last.done")
