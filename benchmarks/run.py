@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from benchmarks import critical_path, economy, overhead, scale, telemetry
+from benchmarks import critical_path, economy, overhead, scale, serve, telemetry
 from benchmarks._common import machine
 
 
@@ -24,9 +24,17 @@ def main(argv: list[str] | None = None) -> int:
             lambda: scale.run(sizes=(500, 2_000), events=10_000, replay_steps=1_000),
             economy.run,
             lambda: telemetry.run(steps=300, repeats=2),
+            lambda: serve.run(journals=100, repeats=2),
         ]
     else:
-        sections = [critical_path.run, overhead.run, scale.run, economy.run, telemetry.run]
+        sections = [
+            critical_path.run,
+            overhead.run,
+            scale.run,
+            economy.run,
+            telemetry.run,
+            serve.run,
+        ]
     for section in sections:
         print()
         print(section(), flush=True)

@@ -66,9 +66,13 @@ def test_readonly_refuses_side_effects_and_never_runs_nothing(tmp_path):
     assert journal.of_kind("action") == []
 
 
-def test_ask_without_a_person_never_waits(tmp_path):
-    error, _ = run(report_task(), tmp_path, approval=ApprovalPolicy.ASK)
-    assert isinstance(error, ApprovalError) and "needs a person" in str(error)
+def test_ask_without_a_person_never_waits_it_parks(tmp_path):
+    """No terminal: the run returns at once, parked, with nothing run (tests/test_park.py)."""
+    SENT.clear()
+    result, journal = run(report_task(), tmp_path, approval=ApprovalPolicy.ASK)
+    assert result.status is RunStatus.AWAITING_APPROVAL
+    assert [e.event for e in journal.events][-1] == "plan.awaiting"
+    assert SENT == [] and journal.of_kind("action") == []
 
 
 def approver(answers, engine_tools=(send_report,)):

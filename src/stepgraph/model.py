@@ -141,6 +141,7 @@ class ApprovalPolicy(StrEnum):
     ASK = "ask"
     READONLY = "readonly"
     NEVER = "never"
+    PER_STEP = "per-step"  # read-only steps run at once; side-effecting ones wait for a person
 
 
 class TaskInput(_Strict):
@@ -318,6 +319,7 @@ class RunStatus(StrEnum):
     UNVERIFIED = "unverified"
     STEP_FAILED = "step_failed"
     NOT_RUN = "not_run"
+    AWAITING_APPROVAL = "awaiting_approval"  # parked: a person elsewhere decides
 
 
 class RunResult(BaseModel):

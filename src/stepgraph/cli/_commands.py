@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 from contextlib import ExitStack
@@ -32,16 +31,10 @@ from stepgraph.cli._model_options import (
     build_planner,
 )
 from stepgraph.cli._otel_command import OtelOpt, tracing
+from stepgraph.cli._serve_commands import register as register_serve
 from stepgraph.cli.render import _progress as _display
-from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
-from stepgraph.engine import (
-    Engine,
-    PlanFile,
-    RunOptions,
-    check_given_plan,
-    check_journal_free,
-    plan_view,
-)
+from stepgraph.cli.render._review import ConsoleApprover
+from stepgraph.engine import Engine, PlanFile, RunOptions, check_given_plan, check_journal_free
 from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import dask_backend
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
@@ -273,26 +266,6 @@ def plan(
 
 @app.command()
 @handle_errors
-def approve(
-    plan_path: Annotated[Path, typer.Argument(help="A plan file from `stepgraph plan --out`.")],
-    by: Annotated[
-        str | None, typer.Option(help="Who approves (default: the current user).")
-    ] = None,
-) -> None:
-    """Record who approved a plan file and when; a changed plan cannot be approved."""
-    plan_file = PlanFile.load(plan_path)
-    prepared = Engine().prepare(plan_file.task)
-    inputs = prepared.for_plan(plan_file.plan).inputs
-    show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, inputs))
-    plan_file.approve(by or getpass.getuser())
-    plan_file.save(plan_path)
-    record = plan_file.approval
-    assert record is not None
-    Console().print(f"approved by {record.by} at {record.at} (plan {record.plan_hash[:12]})")
-
-
-@app.command()
-@handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
     graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
@@ -331,5 +304,6 @@ def list_tools(
 
 register(app)
 register_eval(app)
+register_serve(app)
 
 __all__ = ["app"]

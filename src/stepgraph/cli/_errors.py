@@ -32,6 +32,7 @@ class ExitCode(IntEnum):
     MODEL_FAILED = 7
     DIVERGED = 8
     BUDGET = 9
+    AWAITING = 10
     INTERRUPTED = 130
 
     @property
@@ -53,6 +54,7 @@ MEANINGS = {
     ExitCode.MODEL_FAILED: "the model endpoint failed (HTTP error, unreadable answer, timeout)",
     ExitCode.DIVERGED: "a replay diverged from the record",
     ExitCode.BUDGET: "a budget limit stopped the run (resume it with a higher limit)",
+    ExitCode.AWAITING: "the run is parked awaiting a decision (stepgraph approve RUN_ID)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 
@@ -69,6 +71,7 @@ STATUS_EXIT = {
     RunStatus.STEP_FAILED: ExitCode.STEP_FAILED,
     RunStatus.UNVERIFIED: ExitCode.UNVERIFIED,
     RunStatus.NOT_RUN: ExitCode.NOT_RUN,
+    RunStatus.AWAITING_APPROVAL: ExitCode.AWAITING,
 }
 # An error's kind (`stepgraph.exceptions.failure_kind`) and the status it exits with.
 KIND_EXIT = {

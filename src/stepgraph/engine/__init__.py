@@ -7,8 +7,10 @@ from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     Approver,
     Decision,
+    ParkingApprover,
     PlanFile,
     PlanView,
+    RunParked,
     effective_policy,
     plan_view,
 )
@@ -21,6 +23,7 @@ from stepgraph.engine._budget import (
 )
 from stepgraph.engine._engine import Engine, check_journal_free, run
 from stepgraph.engine._given import check_given_plan
+from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
 from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
 from stepgraph.engine._resume import resume
 from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
@@ -33,18 +36,24 @@ __all__ = [
     "Decision",
     "Divergence",
     "Engine",
+    "ParkedRun",
+    "ParkingApprover",
     "PlanFile",
     "PlanView",
     "ReplayReport",
     "RunConfig",
     "RunOptions",
     "check_given_plan",
+    "RunParked",
+    "check_decision",
     "check_journal_free",
     "compare",
+    "decide",
     "effective_policy",
     "journal_budget",
     "journal_usage",
     "model_cost",
+    "parked",
     "plan_view",
     "replay",
     "resume",

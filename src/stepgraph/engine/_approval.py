@@ -106,6 +106,11 @@ class Decision:
     plan: StepGraph | None = None  # the edited plan, for "edit"
     comment: str = ""  # what to change, for "revise"
     who: str = field(default_factory=getpass.getuser)
+    how: str = "person"  # where it was given: person (a terminal), cli, web, api
+
+
+class RunParked(Exception):  # noqa: N818 - a signal, not an error: the run waits, nothing failed
+    """Raised by an approver that cannot ask now: the run parks in `awaiting approval`."""
 
 
 class Approver(Protocol):
@@ -114,6 +119,24 @@ class Approver(Protocol):
     def review(self, view: PlanView) -> Decision:
         """Ask once."""
         ...
+
+
+class ParkingApprover:
+    """Gives the decisions it was handed, in order; with none left, the run parks.
+
+    This is how a run with nobody at a terminal waits for a person elsewhere: the
+    session journals `plan.awaiting` and returns; a decision made later (web page, API,
+    `stepgraph approve RUN_ID`) continues the run from its journal with that decision.
+    """
+
+    def __init__(self, *decisions: Decision) -> None:
+        self.decisions = list(decisions)
+
+    def review(self, view: PlanView) -> Decision:
+        """The next decision, or park."""
+        if not self.decisions:
+            raise RunParked(view.plan.plan_hash())
+        return self.decisions.pop(0)
 
 
 def effective_policy(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,12 +11,13 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.engine._approval import Approver, PlanFile
+from stepgraph.engine._async import arun, stream
 from stepgraph.engine._budget import budget_keeper
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
 from stepgraph.exceptions import JournalError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend
-from stepgraph.journal import JournalWriter, Listener
+from stepgraph.journal import JournalEvent, JournalWriter, Listener
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
@@ -125,7 +126,9 @@ class Engine:
         """Plan if needed, approve, execute, verify and repair, journaling every event.
 
         `approver` is asked when the policy is `ask` (or unset and the plan has side
-        effects); `plan_file` runs an approved, unchanged plan written by `stepgraph plan`.
+        effects); without one, an `ask` run parks (`awaiting_approval`, nothing run) until
+        `stepgraph.engine.decide` continues it from its journal. `plan_file` runs an
+        approved, unchanged plan written by `stepgraph plan`.
         An existing, non-empty `journal` is refused unless `replace_journal` is set: a
         second run appended to it would make it unreadable as one run. `options` is how
         replay and resume enter this same pipeline: a run id to keep, settled steps, and
@@ -160,6 +163,16 @@ class Engine:
             result = RunSession(self.config, prepared, writer, options).run()
         result.budget = keeper.report()
         return result
+
+    async def arun(self, task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
+        """`run` for asyncio: the run goes on in a thread, the event loop stays free."""
+        return await arun(self, task, **options)
+
+    def stream(
+        self, task: Task | Path | str | PreparedTask, **options: Any
+    ) -> AsyncIterator[JournalEvent]:
+        """Run, yielding each journal event as written: ``async for e in engine.stream(t)``."""
+        return stream(self, task, **options)
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")

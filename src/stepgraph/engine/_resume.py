@@ -8,6 +8,7 @@ from typing import Any
 
 from stepgraph.engine._approval import Approver, plan_view
 from stepgraph.engine._engine import Engine
+from stepgraph.engine._park import parked
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.journal import Listener, Recording
@@ -36,6 +37,11 @@ def resume(
     what it used before counts against them.
     """
     path = Path(journal)
+    if parked(path) is not None:  # resuming must not stand in for the decision it waits for
+        raise ApprovalError(
+            "the run is parked awaiting approval; decide with `stepgraph approve RUN_ID --by "
+            "NAME` (or --reject), or on the page of `stepgraph serve`"
+        )
     recording = Recording.load(path)
     if recording.end_status not in (None, "budget_exceeded"):
         raise JournalError(

@@ -17,7 +17,9 @@ from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
     Approver,
+    ParkingApprover,
     PlanFile,
+    RunParked,
     effective_policy,
     now,
     plan_view,
@@ -25,6 +27,7 @@ from stepgraph.engine._approval import (
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
+from stepgraph.engine._per_step import run_read_only
 from stepgraph.exceptions import (
     ApprovalError,
     BudgetExceededError,
@@ -48,6 +51,7 @@ from stepgraph.journal import (
     CheckEvent,
     JournalWriter,
     PlanApproved,
+    PlanAwaiting,
     PlanEdited,
     PlanInvalid,
     PlanProposed,
@@ -107,6 +111,9 @@ class RunOptions:
     start_seq: int = 0  # a resumed run appends after the events already in its journal
     start_fields: dict[str, Any] = field(default_factory=dict)
     budget: Budget | None = None  # limits over the task's (and a resumed run's recorded ones)
+    awaiting: StepGraph | None = None  # a parked run continues with the plan it parked on
+    awaiting_round: int = 0  # ... in the repair round it parked in
+    reuse: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)  # by signature
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -131,6 +138,7 @@ class RunSession:
         self.options = options
         self.started = time.monotonic()
         self.completed: dict[str, tuple[Any, dict[str, Any]]] = {}  # signature -> value, args
+        self.awaiting: StepGraph | None = None  # the plan a parked run waits on
         self.runs_of_call: Counter[str] = Counter()
 
     def run(self) -> RunResult:
@@ -141,6 +149,8 @@ class RunSession:
             self.journal.emit(RunResume(**self.options.resumed))
         try:
             return self._stages()
+        except RunParked:  # no `run.end`: the journal reads as unfinished, to be continued
+            return self._parked()
         except PlanValidationError as e:
             self.journal.emit(PlanInvalid(problems=[str(p) for p in e.problems]))
             self._end("invalid", e)
@@ -194,10 +204,11 @@ class RunSession:
         if prior is not None:
             plan, first_round = prior.plan, prior.round
         else:
-            approved = self._approve(self._first_plan())
+            self.completed.update(self.options.reuse)  # a parked repair keeps what settled
+            approved = self._approve(self.options.awaiting or self._first_plan())
             if approved is None:
                 return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
-            plan, first_round = approved, 0
+            plan, first_round = approved, self.options.awaiting_round
         rounds = self.config.repair_rounds
         crossed: CrossOutcome | None = None
         for round_number in range(first_round, rounds + 1):
@@ -367,33 +378,48 @@ class RunSession:
                 f"'{policy.value}' does not run them unasked; {HOW_TO_APPROVE}",
                 run_id=self.journal.run_id,
             )
+        if policy is ApprovalPolicy.PER_STEP and risky:
+            if approver is None:  # what needs nobody's approval runs while the rest waits
+                workers = self.config.max_workers or self.prepared.task.max_workers
+                settled = run_read_only(
+                    plan, self.prepared, self.journal, max_workers=workers,
+                    backend=self.config.backend(),
+                )  # fmt: skip
+                self.completed.update(settled)
+            return self._ask(plan, approver or ParkingApprover())
         if policy is not ApprovalPolicy.ASK:
             self._decided(PlanApproved, plan, how=f"policy:{policy.value}")
             return plan
-        if approver is None:
-            raise ApprovalError(
-                f"policy 'ask' needs a person and there is no terminal; {HOW_TO_APPROVE}"
-            )
-        return self._ask(plan, approver)
+        return self._ask(plan, approver or ParkingApprover())
 
     def _ask(self, plan: StepGraph, approver: Approver) -> StepGraph | None:
         prepared = self.prepared
         for _ in range(MAX_REVIEWS):
-            decision = approver.review(
-                plan_view(plan, prepared.tools, prepared.for_plan(plan).inputs)
-            )
+            view = plan_view(plan, prepared.tools, prepared.for_plan(plan).inputs)
+            try:
+                decision = approver.review(view)
+            except RunParked:
+                self.awaiting = plan
+                self.journal.emit(
+                    PlanAwaiting(
+                        plan_hash=plan.plan_hash(),
+                        side_effects=view.side_effect_tools,
+                        critical_path=view.critical_path,
+                    )
+                )
+                raise
             if decision.action == "approve":
-                self._decided(PlanApproved, plan, who=decision.who, how="person")
+                self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
                 return plan
             if decision.action == "reject":
-                self._decided(PlanRejected, plan, who=decision.who, how="person")
+                self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
                 return None
             if decision.action == "edit" and decision.plan is not None:
                 check_given_plan(decision.plan, prepared)
                 self.journal.emit(
                     PlanEdited(
                         who=decision.who,
-                        how="person",
+                        how=decision.how,
                         when=now(),
                         plan_hash_before=plan.plan_hash(),
                         plan_hash=decision.plan.plan_hash(),
@@ -450,6 +476,15 @@ class RunSession:
             journal=str(self.journal.path),
             plan=plan,
             reused=sorted(execution.reused),
+        )
+
+    def _parked(self) -> RunResult:
+        return RunResult(
+            run_id=self.journal.run_id,
+            task=self.prepared.task.name,
+            status=RunStatus.AWAITING_APPROVAL,
+            journal=str(self.journal.path),
+            plan=self.awaiting,
         )
 
     def _end(self, status: str, reason: BaseException | str | None = None) -> None:

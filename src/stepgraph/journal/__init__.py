@@ -10,6 +10,7 @@ from stepgraph.journal._events import (
     LLMResponse,
     ObservationEvent,
     PlanApproved,
+    PlanAwaiting,
     PlanEdited,
     PlanInvalid,
     PlanProposed,
@@ -23,6 +24,7 @@ from stepgraph.journal._events import (
     StepSkipped,
     Thought,
 )
+from stepgraph.journal._index import RunIndex, RunRow
 from stepgraph.journal._reader import Journal, read_journal
 from stepgraph.journal._recording import Prior, Recording
 from stepgraph.journal._writer import JOURNAL_VERSION, Guard, JournalWriter, Listener, NullJournal
@@ -43,6 +45,7 @@ __all__ = [
     "NullJournal",
     "ObservationEvent",
     "PlanApproved",
+    "PlanAwaiting",
     "PlanEdited",
     "PlanInvalid",
     "PlanProposed",
@@ -52,7 +55,9 @@ __all__ = [
     "Prior",
     "Recording",
     "RunEnd",
+    "RunIndex",
     "RunResume",
+    "RunRow",
     "RunStart",
     "StepReused",
     "StepSkipped",

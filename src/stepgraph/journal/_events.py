@@ -89,6 +89,15 @@ class PlanRevise(JournalEvent):
     comment: str
 
 
+class PlanAwaiting(JournalEvent):
+    """The plan waits for a person who is not at a terminal: the run is parked until decided."""
+
+    event: Literal["plan.awaiting"] = "plan.awaiting"
+    plan_hash: str
+    side_effects: list[str] = Field(default_factory=list)
+    critical_path: list[str] = Field(default_factory=list)
+
+
 class RunResume(JournalEvent):
     """An interrupted run continues: what had settled and what runs again."""
 
@@ -236,6 +245,7 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     PlanProposed,
     PlanInvalid,
     PlanApproved,
+    PlanAwaiting,
     PlanRepair,
     Thought,
     Action,

@@ -26,7 +26,7 @@ from stepgraph.journal import (
     StepReused,
     StepSkipped,
 )
-from stepgraph.model import RunResult, StepGraph
+from stepgraph.model import RunResult, RunStatus, StepGraph
 
 _STYLES = {
     "waiting": "dim",
@@ -143,3 +143,10 @@ def show_result(console: Console, result: RunResult) -> None:
         console.print(budget_table(result.budget))
     if result.journal:
         console.print(Text.assemble(("Journal: ", "bold"), result.journal))
+    if result.status is RunStatus.AWAITING_APPROVAL:
+        console.print(
+            Text(
+                f"parked until a person decides: stepgraph approve {result.run_id} --by NAME "
+                "(or --reject), or on the page of `stepgraph serve`"
+            )
+        )

@@ -1,0 +1,250 @@
+"""The run index: one SQLite row per journal in a runs folder, rebuilt from the journals any time.
+
+The journals stay the truth; the index (`.index.sqlite3` in the runs folder, standard
+library `sqlite3`) only makes listing and finding runs fast. `refresh()` re-reads the
+journals whose size or modification time changed since they were indexed and drops
+rows whose file is gone; every read calls it first, which keeps the index current as
+runs write (a stat per journal); `rebuild()` starts again from nothing. Lines are read
+with orjson and only the fields the index needs are looked at: a rebuild must not cost
+a full event parse.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+INDEX_NAME = ".index.sqlite3"
+
+# Events after `plan.awaiting` that mean it was answered (the engine's parking agrees).
+_ANSWERED = frozenset(
+    {"plan.approved", "plan.rejected", "plan.edited", "plan.revise", "run.end", "action"}
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    path TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    task TEXT NOT NULL,
+    goal TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started TEXT NOT NULL,
+    duration_ms REAL,
+    answer TEXT,
+    parent TEXT,
+    replay_of TEXT,
+    fork_step TEXT,
+    awaiting INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_id ON runs (run_id);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, started);
+"""
+_COLUMNS = (
+    "path",
+    "run_id",
+    "task",
+    "goal",
+    "status",
+    "started",
+    "duration_ms",
+    "answer",
+    "parent",
+    "replay_of",
+    "fork_step",
+    "awaiting",
+)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the index knows it."""
+
+    path: str
+    run_id: str
+    task: str
+    goal: str
+    status: str  # run.end's status; else awaiting_approval, or running (no end yet)
+    started: str
+    duration_ms: float | None
+    answer: str | None
+    parent: str | None  # the run id this one was forked from
+    replay_of: str | None  # the run id this one replays
+    fork_step: str | None
+    awaiting: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as plain data (for JSON)."""
+        return asdict(self)
+
+
+def summarise(path: Path, data: bytes) -> RunRow | None:
+    """The index row of one journal's bytes, or None when it holds no `run.start`."""
+    start: dict[str, Any] | None = None
+    end: dict[str, Any] | None = None
+    answer: str | None = None
+    awaiting = False
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # a truncated last line: the reader reports it, the index skips it
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("event")
+        if kind == "run.start" and start is None:
+            start = event
+        elif kind == "run.end":
+            end = event
+        elif kind == "answer":
+            answer = str(event.get("text", ""))
+        if kind == "plan.awaiting":
+            awaiting = True
+        elif kind in _ANSWERED:
+            awaiting = False
+    if start is None:
+        return None
+    parent, replay_of = start.get("parent"), start.get("replay_of")
+    status = str(end["status"]) if end else ("awaiting_approval" if awaiting else "running")
+    return RunRow(
+        path=str(path),
+        run_id=str(start.get("run_id", "")),
+        task=str(start.get("task", "")),
+        goal=str(start.get("goal", "")),
+        status=status,
+        started=str(start.get("ts", "")),
+        duration_ms=float(end["duration_ms"]) if end and "duration_ms" in end else None,
+        answer=answer,
+        parent=str(parent["run_id"]) if isinstance(parent, dict) else None,
+        replay_of=str(replay_of["run_id"]) if isinstance(replay_of, dict) else None,
+        fork_step=str(parent.get("from_step")) if isinstance(parent, dict) else None,
+        awaiting=awaiting and end is None,
+    )
+
+
+class RunIndex:
+    """The SQLite index of the journals in one runs folder."""
+
+    def __init__(self, runs_dir: Path | str, database: Path | str | None = None) -> None:
+        self.runs_dir = Path(runs_dir)
+        self.database = Path(database) if database else self.runs_dir / INDEX_NAME
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        # One connection per operation: safe from any thread, and cheap for SQLite.
+        with closing(sqlite3.connect(self.database, timeout=10)) as db, db:
+            yield db
+
+    def rebuild(self) -> int:
+        """Index every journal again from nothing; returns how many runs are indexed."""
+        with self._connect() as db:
+            db.execute("DELETE FROM runs")
+        self.refresh()
+        with self._connect() as db:
+            return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    def refresh(self) -> int:
+        """Re-read the journals that changed since indexed, drop vanished ones; returns changes."""
+        with self._connect() as db:
+            known = {
+                path: (mtime, size)
+                for path, mtime, size in db.execute("SELECT path, mtime_ns, size FROM runs")
+            }
+            seen: set[str] = set()
+            changed = 0
+            for path in sorted(self.runs_dir.glob("*.jsonl")):
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                key = str(path)
+                seen.add(key)
+                if known.get(key) == (stat.st_mtime_ns, stat.st_size):
+                    continue
+                changed += 1
+                self._index_one(db, path, stat.st_mtime_ns, stat.st_size)
+            gone = [(path,) for path in known if path not in seen]
+            db.executemany("DELETE FROM runs WHERE path = ?", gone)
+        return changed + len(gone)
+
+    def _index_one(self, db: sqlite3.Connection, path: Path, mtime_ns: int, size: int) -> None:
+        try:
+            row = summarise(path, path.read_bytes())
+        except OSError:
+            row = None
+        if row is None:  # not a journal (yet): forget it, look again when it changes
+            db.execute("DELETE FROM runs WHERE path = ?", (str(path),))
+            return
+        values = [getattr(row, column) for column in _COLUMNS]
+        db.execute(
+            f"INSERT OR REPLACE INTO runs ({', '.join(_COLUMNS)}, mtime_ns, size) "
+            f"VALUES ({', '.join('?' * (len(_COLUMNS) + 2))})",
+            [*values, mtime_ns, size],
+        )
+
+    def runs(
+        self, *, status: str | None = None, task: str | None = None, limit: int = 1000
+    ) -> list[RunRow]:
+        """Runs, newest first, optionally of one status and/or task (refreshed first)."""
+        self.refresh()
+        where, args = [], []
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        if task:
+            where.append("task = ?")
+            args.append(task)
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY started DESC, path DESC LIMIT ?"
+        with self._connect() as db:
+            return [_row(values) for values in db.execute(sql, [*args, limit])]
+
+    def get(self, run_id: str) -> RunRow | None:
+        """The run with this id (its own journal, not a replay of it), or None."""
+        self.refresh()
+        with self._connect() as db:
+            found = db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE run_id = ? "
+                "ORDER BY replay_of IS NOT NULL, started LIMIT 1",
+                (run_id,),
+            ).fetchone()
+        return _row(found) if found else None
+
+    def at(self, path: Path | str) -> RunRow | None:
+        """The run whose journal is at `path`, or None."""
+        self.refresh()
+        with self._connect() as db:
+            found = db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE path = ?", (str(path),)
+            ).fetchone()
+        return _row(found) if found else None
+
+    def children(self, run_id: str) -> list[RunRow]:
+        """The forks of a run."""
+        self.refresh()
+        with self._connect() as db:
+            rows = db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE parent = ? ORDER BY started",
+                (run_id,),
+            )
+            return [_row(values) for values in rows]
+
+
+def _row(values: tuple[Any, ...]) -> RunRow:
+    data = dict(zip(_COLUMNS, values, strict=True))
+    data["awaiting"] = bool(data["awaiting"])
+    return RunRow(**data)

@@ -1,0 +1,181 @@
+"""The HTTP API: start, list, read, follow (server-sent events), decide, replay and fork runs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from stepgraph.engine import Decision
+from stepgraph.exceptions import ApprovalError, StepgraphError
+from stepgraph.model import ApprovalPolicy, StepGraph
+from stepgraph.serve._runs import RunManager, RunNotFound
+from stepgraph.serve._views import result_of, review_of
+
+
+class StartRun(BaseModel):
+    """A run to start: a task file of the workspace, or a goal."""
+
+    task: str | None = Field(None, description="A task file, relative to the workspace.")
+    goal: str | None = Field(None, description="A goal in plain language (needs a planner).")
+    set: dict[str, str] = Field(default_factory=dict, description="Input overrides.")
+    approval: ApprovalPolicy | None = Field(
+        None, description="auto, ask (parks for a decision here), readonly or never."
+    )
+
+
+class DecisionIn(BaseModel):
+    """Who decides; with an edited plan or a comment for the planner where that applies."""
+
+    by: str = Field(min_length=1, description="Who decides (recorded in the journal).")
+    plan: StepGraph | None = Field(None, description="For edit: the plan to run instead.")
+    comment: str = Field("", description="For revise: what the planner should change.")
+
+
+class ForkIn(BaseModel):
+    """The step to fork from: it and everything depending on it run again."""
+
+    step: str = Field(min_length=1)
+
+
+def _not_found(run_id: str) -> HTTPException:
+    return HTTPException(404, f"no run '{run_id}'")
+
+
+def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
+    """The routes under /api."""
+    router = APIRouter(prefix="/api")
+
+    @router.get("/session")
+    def session() -> dict[str, str]:
+        """The CSRF token every state-changing request must send as X-CSRF-Token."""
+        return {"csrf_token": csrf_token}
+
+    @router.get("/runs")
+    def list_runs(
+        status: str | None = None, task: str | None = None, limit: int = 200
+    ) -> list[dict[str, Any]]:
+        """Runs, newest first, from the index (kept current from the journals)."""
+        rows = manager.index.runs(status=status or None, task=task or None, limit=limit)
+        return [{**row.as_dict(), "path": row.path.rsplit("/", 1)[-1]} for row in rows]
+
+    @router.post("/runs", status_code=201)
+    def start_run(body: StartRun) -> dict[str, str]:
+        """Start a run; with approval `ask` it parks until decided here or elsewhere."""
+        try:
+            run_id = manager.start(
+                task=body.task, goal=body.goal, overrides=body.set, approval=body.approval
+            )
+        except StepgraphError as e:
+            raise HTTPException(400, str(e)) from e
+        return {"run_id": run_id}
+
+    @router.get("/runs/{run_id}")
+    def run_result(run_id: str) -> dict[str, Any]:
+        """One run: status, values, verdicts, the answer with each number's step."""
+        try:
+            return result_of(manager.row(run_id))
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+
+    @router.get("/runs/{run_id}/events", response_class=StreamingResponse)
+    async def events(run_id: str, request: Request, after: int = 0) -> StreamingResponse:
+        """The journal's events as server-sent events, from the start, then live."""
+        try:
+            manager.row(run_id)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        last = request.headers.get("last-event-id")
+        start = int(last) if last and last.isdigit() else after
+
+        async def stream() -> AsyncIterator[bytes]:
+            async for seq, line in manager.tail(run_id, start):
+                if await request.is_disconnected():
+                    return
+                # `id:` lets a reconnecting EventSource resume after the last event it saw.
+                yield b"id: %d\ndata: %s\n\n" % (seq, line)
+            yield b"event: end\ndata: {}\n\n"
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    @router.get("/runs/{run_id}/plan")
+    def plan_to_review(run_id: str) -> dict[str, Any]:
+        """The parked plan: steps, critical path, side effects, diff against the one before."""
+        try:
+            review = review_of(manager.row(run_id), manager.tools)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        if review is None:
+            raise HTTPException(409, "the run is not awaiting approval")
+        return {
+            "plan": review.state.plan.model_dump(mode="json"),
+            "critical_path": review.critical_path,
+            "side_effects": review.side_effects,
+            "diff": review.diff,
+        }
+
+    def _decide(run_id: str, decision: Decision) -> dict[str, str]:
+        try:
+            manager.decide(run_id, decision)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        except ApprovalError as e:
+            raise HTTPException(409, str(e)) from e
+        except StepgraphError as e:  # an edited plan that fails the static checks
+            raise HTTPException(400, str(e)) from e
+        return {"run_id": run_id, "decision": decision.action, "by": decision.who}
+
+    @router.post("/runs/{run_id}/approve", status_code=202)
+    def approve(run_id: str, body: DecisionIn) -> dict[str, str]:
+        """Approve the parked plan: the run continues."""
+        return _decide(run_id, Decision("approve", who=body.by, how="web"))
+
+    @router.post("/runs/{run_id}/reject", status_code=202)
+    def reject(run_id: str, body: DecisionIn) -> dict[str, str]:
+        """Reject the parked plan: the run ends, nothing runs."""
+        return _decide(run_id, Decision("reject", who=body.by, how="web"))
+
+    @router.post("/runs/{run_id}/edit", status_code=202)
+    def edit(run_id: str, body: DecisionIn) -> dict[str, str]:
+        """Replace the parked plan (checked first); it parks again for approval."""
+        if body.plan is None:
+            raise HTTPException(422, "an edit needs the plan")
+        return _decide(run_id, Decision("edit", plan=body.plan, who=body.by, how="web"))
+
+    @router.post("/runs/{run_id}/revise", status_code=202)
+    def revise(run_id: str, body: DecisionIn) -> dict[str, str]:
+        """Ask the planner to revise the parked plan; the revision parks again."""
+        if not body.comment.strip():
+            raise HTTPException(422, "a revision needs a comment for the planner")
+        if manager.planner is None:
+            raise HTTPException(409, "a revision needs a planner; the server has none")
+        return _decide(run_id, Decision("revise", comment=body.comment, who=body.by, how="web"))
+
+    @router.post("/runs/{run_id}/replay")
+    def replay(run_id: str) -> dict[str, Any]:
+        """Run the recorded run again from its journal; identical, or where it diverged."""
+        try:
+            return manager.replay(run_id)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        except StepgraphError as e:
+            raise HTTPException(400, str(e)) from e
+
+    @router.post("/runs/{run_id}/fork", status_code=201)
+    def fork(run_id: str, body: ForkIn) -> dict[str, str]:
+        """A new run from a step: that step and its dependents run again, the rest is reused."""
+        try:
+            return {"run_id": manager.fork(run_id, body.step), "parent": run_id}
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        except StepgraphError as e:
+            raise HTTPException(400, str(e)) from e
+
+    return router

@@ -1,0 +1,46 @@
+"""The ASGI app of `stepgraph serve`: API, pages, static files, behind the guard."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from stepgraph.planner import Planner
+from stepgraph.serve._api import api_router
+from stepgraph.serve._pages import pages_router
+from stepgraph.serve._runs import RunManager
+from stepgraph.serve._security import Guard
+from stepgraph.tools import Tool
+
+
+def create_app(
+    runs_dir: Path | str = "runs",
+    *,
+    workspace: Path | str = ".",
+    token: str | None = None,
+    planner: Planner | None = None,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+) -> Guard:
+    """The web app over a runs folder; its `.app.state.manager` runs the runs.
+
+    `token`, when given, is required of every request (``Authorization: Bearer``, or the
+    cookie set by opening any page once with ``?token=``). Every state-changing request
+    needs the CSRF token the pages carry (``GET /api/session`` gives it to API clients).
+    """
+    manager = RunManager(Path(runs_dir), workspace=Path(workspace), planner=planner, tools=tools)
+    csrf_token = secrets.token_urlsafe(24)
+    app = FastAPI(
+        title="stepgraph",
+        summary="Runs of the plan-and-execute engine: start, follow, approve, replay, fork.",
+        version="1",
+    )
+    app.state.manager = manager
+    app.include_router(api_router(manager, csrf_token))
+    app.include_router(pages_router(manager, csrf_token))
+    app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
+    return Guard(app, token=token, csrf_token=csrf_token)

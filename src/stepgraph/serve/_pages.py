@@ -1,0 +1,86 @@
+"""The pages: the run list, a run (graph, timeline, inspector, answer), a plan to approve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from stepgraph.journal import Recording
+from stepgraph.serve._runs import RunManager, RunNotFound
+from stepgraph.serve._views import NODE_H, NODE_W, current_plan, layout, review_of
+
+TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+STATUSES = (
+    "awaiting_approval",
+    "running",
+    "verified",
+    "unverified",
+    "step_failed",
+    "not_run",
+    "not_approved",
+    "invalid",
+    "error",
+    "interrupted",
+)
+
+
+def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
+    """The HTML pages (not part of the OpenAPI schema)."""
+    router = APIRouter(include_in_schema=False)
+
+    def row_or_404(run_id: str):  # type: ignore[no-untyped-def]
+        try:
+            return manager.row(run_id)
+        except RunNotFound as e:
+            raise HTTPException(404, f"no run '{run_id}'") from e
+
+    @router.get("/", response_class=HTMLResponse)
+    def run_list(request: Request, status: str = "", task: str = "") -> HTMLResponse:
+        rows = manager.index.runs(status=status or None, task=task or None, limit=500)
+        return TEMPLATES.TemplateResponse(
+            request,
+            "runs.html",
+            {
+                "rows": rows,
+                "status": status,
+                "task": task,
+                "statuses": STATUSES,
+                "csrf": csrf_token,
+            },
+        )
+
+    @router.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run_page(request: Request, run_id: str) -> HTMLResponse:
+        row = row_or_404(run_id)
+        recording = Recording.load(Path(row.path))
+        plan = current_plan(recording)
+        parent = manager.index.get(row.parent) if row.parent else None
+        return TEMPLATES.TemplateResponse(
+            request,
+            "run.html",
+            {
+                "row": row,
+                "plan": plan,
+                "plan_hash": plan.plan_hash() if plan else "",
+                "picture": layout(plan),
+                "node_w": NODE_W,
+                "node_h": NODE_H,
+                "parent": parent,
+                "forks": manager.index.children(row.run_id),
+                "csrf": csrf_token,
+            },
+        )
+
+    @router.get("/runs/{run_id}/approve", response_class=HTMLResponse)
+    def approval_page(request: Request, run_id: str) -> HTMLResponse:
+        row = row_or_404(run_id)
+        return TEMPLATES.TemplateResponse(
+            request,
+            "approve.html",
+            {"row": row, "review": review_of(row, manager.tools), "csrf": csrf_token},
+        )
+
+    return router

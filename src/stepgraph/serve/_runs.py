@@ -1,0 +1,240 @@
+"""The runs a server starts, decides and forks, each in its own thread, all through the journals.
+
+The server keeps no state a restart would lose: a run is found through the index, a
+parked run is continued from its journal (`stepgraph.engine.decide`), and the live view
+is the journal file read as it grows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from stepgraph.engine import Decision, Engine, RunOptions, check_decision, decide, replay
+from stepgraph.exceptions import (
+    ApprovalError,
+    PlannerNotConfiguredError,
+    StepgraphError,
+    TaskFileError,
+)
+from stepgraph.journal import RunIndex, RunRow
+from stepgraph.model import ApprovalPolicy, Task
+from stepgraph.planner import Planner
+from stepgraph.tools import Tool
+
+log = logging.getLogger("stepgraph.serve")
+TAIL_INTERVAL = 0.02  # seconds between looks at a journal that has not grown
+
+
+class RunNotFound(LookupError):
+    """No run with this id in the runs folder."""
+
+
+class RunManager:
+    """Starts runs, continues parked ones, forks; finds any run through the index."""
+
+    def __init__(
+        self,
+        runs_dir: Path,
+        *,
+        workspace: Path,
+        planner: Planner | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+    ) -> None:
+        self.runs_dir = runs_dir
+        self.workspace = workspace.resolve()
+        self.planner = planner
+        self.tools = list(tools)
+        self.index = RunIndex(runs_dir)
+        self._threads: list[threading.Thread] = []
+        self._busy: set[str] = set()  # runs being decided here now
+        self._lock = threading.Lock()
+
+    def engine(self) -> Engine:
+        """An engine with the server's tools and planner."""
+        return Engine(tools=self.tools, journal_dir=self.runs_dir, planner=self.planner)
+
+    def row(self, run_id: str) -> RunRow:
+        """The index row of a run, or `RunNotFound`."""
+        row = self.index.get(run_id)
+        if row is None:
+            raise RunNotFound(run_id)
+        return row
+
+    def task_path(self, name: str) -> Path:
+        """A task file inside the workspace; anything outside it is refused."""
+        path = (self.workspace / name).resolve()
+        if not path.is_relative_to(self.workspace):
+            raise TaskFileError("task files must be inside the server's workspace", path=name)
+        if not path.is_file():
+            raise TaskFileError("no such task file in the workspace", path=name)
+        return path
+
+    def start(
+        self,
+        *,
+        task: str | None,
+        goal: str | None,
+        overrides: dict[str, str],
+        approval: ApprovalPolicy | None,
+    ) -> str:
+        """Start a run (a task file of the workspace, or a goal); returns its run id at once."""
+        engine = self.engine()
+        if task:
+            prepared = engine.prepare(self.task_path(task), overrides=overrides)
+        elif goal:
+            prepared = engine.prepare(Task(name="goal", goal=goal), overrides=overrides)
+        else:
+            raise TaskFileError("give a task file (of the workspace) or a goal")
+        if prepared.plan is None and self.planner is None:  # say so now, not in a thread
+            raise PlannerNotConfiguredError(
+                f"task '{prepared.task.name}' has no plan and the server has no planner: "
+                "start `stepgraph serve` with a model (--base-url/--model) or --scripted"
+            )
+        run_id = uuid.uuid4().hex[:12]
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        journal = self.runs_dir / f"{stamp}-{prepared.task.name}.jsonl"
+        options = RunOptions(run_id=run_id)
+
+        def work() -> None:
+            engine.run(prepared, journal=journal, approval=approval, options=options)
+
+        thread = self._spawn(run_id, work)
+        self._wait_for_journal(journal, thread)
+        return run_id
+
+    def decide(self, run_id: str, decision: Decision) -> None:
+        """Continue a parked run with a decision; refused (at once) if it cannot be carried out.
+
+        An approval runs the rest in the background. An edit or a revision parks again
+        with the new plan, so it is carried out before this returns: the approval page
+        that follows shows the new plan and its diff.
+        """
+        path = Path(self.row(run_id).path)
+        with self._lock:
+            if run_id in self._busy:
+                raise ApprovalError("a decision about this run is being carried out now")
+            check_decision(path, decision, tools=self.tools, planner=self.planner)
+            self._busy.add(run_id)
+
+        def work() -> None:
+            try:
+                decide(path, decision, tools=self.tools, planner=self.planner)
+            finally:
+                with self._lock:
+                    self._busy.discard(run_id)
+
+        if decision.action in ("edit", "revise"):
+            work()
+        else:
+            self._spawn(run_id, work)
+
+    def fork(self, run_id: str, step: str) -> str:
+        """A new run of the recorded one: `step` and what depends on it run again."""
+        parent = Path(self.row(run_id).path)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        out = self.runs_dir / f"{parent.stem}.fork-{step}-{stamp}.jsonl"
+        errors: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                replay(parent, from_step=step, out=out, tools=self.tools)
+            except StepgraphError as e:
+                errors.append(e)
+
+        self._wait_for_journal(out, self._spawn(f"fork-{run_id}-{stamp}", work))
+        row = self.index.at(out)
+        if row is None:
+            raise TaskFileError(f"the fork did not start: {errors[0] if errors else 'no journal'}")
+        return row.run_id
+
+    def replay(self, run_id: str) -> dict[str, Any]:
+        """Run a recorded run again from its journal; identical, or where it diverged."""
+        report = replay(Path(self.row(run_id).path), tools=self.tools)
+        return {
+            "identical": report.identical,
+            "journal": report.journal.name,
+            "divergences": [str(d) for d in report.divergences],
+            "error": report.error,
+        }
+
+    def _spawn(self, name: str, work: Callable[[], None]) -> threading.Thread:
+        def guarded() -> None:
+            try:
+                work()
+            except StepgraphError as e:  # journaled as the run's end by the engine
+                log.warning("run %s stopped: %s", name, e)
+
+        thread = threading.Thread(target=guarded, name=f"run-{name}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+        return thread
+
+    def _wait_for_journal(self, path: Path, thread: threading.Thread, timeout: float = 10) -> None:
+        """Until the run's first event is on disk (so the index finds it), or its thread ended."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if path.stat().st_size > 0 and b"\n" in path.read_bytes()[:65536]:
+                    return
+            except OSError:
+                pass
+            if not thread.is_alive():
+                return
+            time.sleep(0.005)
+
+    def join(self, timeout: float = 30) -> None:
+        """Wait for the runs started here (tests, shutdown)."""
+        for thread in list(self._threads):
+            thread.join(timeout)
+
+    async def tail(self, run_id: str, after_seq: int = 0) -> AsyncIterator[tuple[int, bytes]]:
+        """The journal's lines with their seq as they are written (after `after_seq`), to `run.end`.
+
+        Reading the file rather than listening inside the engine means a run started by
+        another process (the command line) is followed the same way.
+        """
+        path = Path(self.row(run_id).path)
+        offset = 0
+        pending = b""
+        while True:
+            try:
+                with path.open("rb") as file:
+                    file.seek(offset)
+                    chunk = file.read()
+            except OSError:
+                chunk = b""
+            offset += len(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            ended = False
+            for line in lines:
+                if not line.strip():
+                    continue
+                seq, kind = _seq_and_kind(line)
+                if seq > after_seq:
+                    yield seq, line
+                ended = ended or kind == "run.end"
+            if ended:
+                return
+            if not chunk:
+                await asyncio.sleep(TAIL_INTERVAL)
+
+
+def _seq_and_kind(line: bytes) -> tuple[int, str]:
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return 0, ""
+    if not isinstance(data, dict):
+        return 0, ""
+    return int(data.get("seq", 0)), str(data.get("event", ""))

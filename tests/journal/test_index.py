@@ -1,0 +1,83 @@
+"""The run index: rebuilt from the journals at any time, current as runs write."""
+
+import os
+
+from stepgraph import ApprovalPolicy, Engine
+from stepgraph.engine import replay
+from stepgraph.journal import RunIndex
+from tests.conftest import EXAMPLES, flat, invoke
+
+MIGRATION = EXAMPLES / "migration.yaml"
+
+
+def test_the_index_holds_task_goal_status_duration_answer_and_a_fork_s_parent(tmp_path):
+    runs = tmp_path / "runs"
+    done = Engine().run(MIGRATION, journal=runs / "a.jsonl")
+    parked = Engine().run(MIGRATION, journal=runs / "b.jsonl", approval=ApprovalPolicy.ASK)
+    replay(runs / "a.jsonl", from_step="nights", out=runs / "a.fork.jsonl")
+    index = RunIndex(runs)
+    rows = {row.path.rsplit("/", 1)[-1]: row for row in index.runs()}
+    assert set(rows) == {"a.jsonl", "b.jsonl", "a.fork.jsonl"}
+    a, b, fork = rows["a.jsonl"], rows["b.jsonl"], rows["a.fork.jsonl"]
+    assert (a.run_id, a.task, a.status, a.answer) == (
+        done.run_id,
+        "migration",
+        "verified",
+        done.answer,
+    )
+    assert a.goal.startswith("Nights needed") and a.duration_ms > 0 and not a.awaiting
+    assert (b.run_id, b.status, b.awaiting, b.duration_ms) == (
+        parked.run_id,
+        "awaiting_approval",
+        True,
+        None,
+    )
+    assert (fork.parent, fork.fork_step) == (done.run_id, "nights")
+    assert index.children(done.run_id) == [fork]
+    assert {r.run_id for r in index.runs(status="verified")} == {done.run_id, fork.run_id}
+    assert index.get(done.run_id) == a
+
+
+def test_a_rebuild_from_the_journals_alone_gives_the_same_rows(tmp_path):
+    runs = tmp_path / "runs"
+    for name in "abc":
+        Engine().run(MIGRATION, journal=runs / f"{name}.jsonl")
+    before = RunIndex(runs).runs()
+    (runs / ".index.sqlite3").unlink()
+    index = RunIndex(runs)
+    assert index.rebuild() == 3 and index.runs() == before
+
+
+def test_the_index_follows_journals_that_change_appear_and_vanish(tmp_path):
+    runs = tmp_path / "runs"
+    Engine().run(MIGRATION, journal=runs / "a.jsonl", approval=ApprovalPolicy.ASK)
+    index = RunIndex(runs)
+    [row] = index.runs()
+    assert row.status == "awaiting_approval"
+    invoke("approve", row.run_id, "--by", "ann", "--runs", runs)
+    assert index.get(row.run_id).status == "verified"
+    Engine().run(MIGRATION, journal=runs / "b.jsonl")
+    assert len(index.runs()) == 2
+    os.remove(runs / "a.jsonl")
+    assert [r.path.rsplit("/", 1)[-1] for r in index.runs()] == ["b.jsonl"]
+
+
+def test_files_that_are_not_journals_are_left_out_and_a_cut_off_one_is_running(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "notes.jsonl").write_text("hello\n[1, 2]\n")
+    Engine().run(MIGRATION, journal=runs / "a.jsonl")
+    lines = (runs / "a.jsonl").read_text().splitlines()
+    (runs / "cut.jsonl").write_text("\n".join(lines[:5]) + '\n{"event": "acti')
+    rows = {r.path.rsplit("/", 1)[-1]: r for r in RunIndex(runs).runs()}
+    assert set(rows) == {"a.jsonl", "cut.jsonl"} and rows["cut.jsonl"].status == "running"
+
+
+def test_stepgraph_runs_lists_and_filters_by_status(tmp_path):
+    runs = tmp_path / "runs"
+    verified = Engine().run(MIGRATION, journal=runs / "a.jsonl")
+    waiting = Engine().run(MIGRATION, journal=runs / "b.jsonl", approval=ApprovalPolicy.ASK)
+    listed = flat(invoke("runs", "--runs", runs).output)
+    assert verified.run_id in listed and waiting.run_id in listed and "3 nights" in listed
+    only = flat(invoke("runs", "--runs", runs, "--status", "awaiting_approval", "--rebuild").output)
+    assert waiting.run_id in only and verified.run_id not in only
