@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,8 @@ class PreparedTask:
     tools: ToolRegistry
     inputs: dict[str, Any]
     base_dir: Path = field(default_factory=Path.cwd)
+    # What the task started and a run stops when it ends: its MCP servers.
+    resources: ExitStack = field(default_factory=ExitStack)
 
     @property
     def plan(self) -> StepGraph | None:

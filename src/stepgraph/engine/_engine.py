@@ -15,10 +15,17 @@ from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require
 from stepgraph.exceptions import JournalError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend, check_plan
 from stepgraph.journal import JournalWriter, Listener
-from stepgraph.model import ApprovalPolicy, RunResult, StepGraph, Task
+from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
-from stepgraph.tools import Tool, ToolRegistry, default_registry, load_plugin
+from stepgraph.tools import (
+    Tool,
+    ToolRegistry,
+    as_spec,
+    default_registry,
+    load_plugin,
+    start_servers,
+)
 
 
 class Engine:
@@ -39,8 +46,11 @@ class Engine:
         repair_rounds: int = 2,
         backend: Callable[[], Backend] | None = None,
         cross_check: bool = False,
+        mcp_servers: Iterable[McpServerSpec | str | dict[str, Any]] = (),
     ) -> None:
         self.tools = default_registry()
+        # Started by each prepare, with the task's own; stopped when the run ends.
+        self.mcp_servers = [as_spec(server) for server in mcp_servers]
         for item in tools:
             self.tools.register(item)
         self.journal_dir = Path(journal_dir)
@@ -64,7 +74,11 @@ class Engine:
         overrides: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
     ) -> PreparedTask:
-        """Load the task (a path or a `Task`), its plugins (relative to `base_dir`), its inputs."""
+        """Load the task (a path or a `Task`), its plugins (relative to `base_dir`), its inputs.
+
+        MCP servers (the engine's and the task's) are started here and stopped by
+        `prepared.resources`, which `run`, `plan` and `validate` close when they end.
+        """
         if isinstance(task, PreparedTask):
             return task
         base_dir = (base_dir or Path.cwd()).resolve()
@@ -75,23 +89,26 @@ class Engine:
         for plugin in task.plugins:
             for item in load_plugin(base_dir / plugin):
                 tools.register(item)
+        inputs = resolve_inputs(task, overrides)
+        servers = start_servers([*self.mcp_servers, *task.mcp_servers], tools, base_dir)
         unknown = [name for name in task.tools if name not in tools]
         if unknown:
+            servers.close()
             raise TaskFileError(
                 f"task '{task.name}' allows unknown tools: {', '.join(unknown)} "
                 f"(known: {', '.join(tools.names())})"
             )
-        inputs = resolve_inputs(task, overrides)
-        return PreparedTask(task, tools.restricted(task.tools), inputs, base_dir)
+        return PreparedTask(task, tools.restricted(task.tools), inputs, base_dir, servers)
 
     def validate(
         self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
     ) -> nx.DiGraph:
         """Run only the static checks; raise `PlanValidationError` listing every problem."""
         prepared = self.prepare(task, overrides=overrides)
-        if prepared.plan is None:
-            raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
-        return check_plan(prepared.plan, prepared)
+        with prepared.resources:
+            if prepared.plan is None:
+                raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
+            return check_plan(prepared.plan, prepared)
 
     def plan(
         self,
@@ -102,10 +119,11 @@ class Engine:
     ) -> StepGraph:
         """Ask the planner for a validated plan, journaling every model exchange."""
         prepared = self.prepare(task, overrides=overrides)
-        planner = require_planner(self.planner, prepared)
-        path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
-        with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
-            return planner.plan(prepared, writer)
+        with prepared.resources:
+            planner = require_planner(self.planner, prepared)
+            path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
+            with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
+                return planner.plan(prepared, writer)
 
     def run(
         self,
@@ -134,20 +152,23 @@ class Engine:
         if journal is not None and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
         prepared = self.prepare(task, overrides=overrides)
-        if plan_file is not None:
-            plan_file.approved_plan()
-        elif prepared.plan is None and options.prior is None:
-            require_planner(self.planner, prepared)
-        path = Path(journal) if journal else self._journal_path(prepared.task.name)
-        options.policy = approval or options.policy or prepared.task.approval
-        options.approver = approver or options.approver
-        options.plan_file = plan_file
-        if replace_journal:
-            path.unlink(missing_ok=True)  # the writer appends
-        run_id = options.run_id or uuid.uuid4().hex[:12]
-        writer = JournalWriter(path, run_id, listeners=list(listeners), start_seq=options.start_seq)
-        with writer:
-            return RunSession(self.config, prepared, writer, options).run()
+        with prepared.resources:  # the task's MCP servers stop with the run
+            if plan_file is not None:
+                plan_file.approved_plan()
+            elif prepared.plan is None and options.prior is None:
+                require_planner(self.planner, prepared)
+            path = Path(journal) if journal else self._journal_path(prepared.task.name)
+            options.policy = approval or options.policy or prepared.task.approval
+            options.approver = approver or options.approver
+            options.plan_file = plan_file
+            if replace_journal:
+                path.unlink(missing_ok=True)  # the writer appends
+            run_id = options.run_id or uuid.uuid4().hex[:12]
+            writer = JournalWriter(
+                path, run_id, listeners=list(listeners), start_seq=options.start_seq
+            )
+            with writer:
+                return RunSession(self.config, prepared, writer, options).run()
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
@@ -178,6 +199,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "repair_rounds",
         "backend",
         "cross_check",
+        "mcp_servers",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)
