@@ -21,9 +21,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import TextContent
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, TextContent
 
 from stepgraph.exceptions import McpServerError, NonRetryableError
 from stepgraph.model import McpServerSpec
@@ -150,23 +150,27 @@ class McpConnection:
             result = future.result(timeout=timeout + 5)
         except (FutureTimeout, TimeoutError) as e:
             future.cancel()
+            raise self._timed_out(tool) from e
+        except MCPError as e:
+            if e.code == REQUEST_TIMEOUT:
+                raise self._timed_out(tool) from e
+            if e.code == CONNECTION_CLOSED or self._gone is not None:
+                raise NonRetryableError(self._gone_message(tool)) from e
+            raise McpServerError(f"tool '{tool}' was refused: {e}", server=self.spec.label) from e
+        except Exception as e:  # transport failures (HTTP, pipes) arrive as many types
+            if self._gone is not None:
+                raise NonRetryableError(self._gone_message(tool)) from e
             raise McpServerError(
-                f"no answer from tool '{tool}' within {timeout:g} s (the server's 'timeout')",
-                server=self.spec.label,
-            ) from e
-        except Exception as e:
-            if self._gone is not None or "timed out" not in str(e).lower():
-                if self._gone is not None or _looks_closed(e):
-                    raise NonRetryableError(self._gone_message(tool)) from e
-                raise McpServerError(
-                    f"tool '{tool}' failed: {_reason(e)}", server=self.spec.label
-                ) from e
-            raise McpServerError(
-                f"no answer from tool '{tool}' within {timeout:g} s (the server's 'timeout')",
-                server=self.spec.label,
+                f"tool '{tool}' failed: {_reason(e)}", server=self.spec.label
             ) from e
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
         return result_value(tool, result.structured_content, texts, result.is_error)
+
+    def _timed_out(self, tool: str) -> McpServerError:
+        return McpServerError(
+            f"no answer from tool '{tool}' within {self.spec.timeout:g} s (the server's 'timeout')",
+            server=self.spec.label,
+        )
 
     def _gone_message(self, tool: str) -> str:
         why = f" ({_reason(self._gone)})" if self._gone is not None else ""
@@ -210,11 +214,6 @@ def _reason(error: BaseException | None) -> str:
         error = error.exceptions[0]
     text = str(error) or type(error).__name__
     return f"{type(error).__name__}: {text}" if text != type(error).__name__ else text
-
-
-def _looks_closed(error: BaseException) -> bool:
-    text = str(error).lower()
-    return "closed" in text or "connection" in text
 
 
 def connect_servers(
