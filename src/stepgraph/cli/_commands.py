@@ -18,6 +18,7 @@ from rich.text import Text
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
+from stepgraph.cli._mcp_command import register as register_mcp
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -302,5 +303,6 @@ def list_tools(
 
 register(app)
 register_eval(app)
+register_mcp(app)
 
 __all__ = ["app"]
