@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import threading
@@ -22,6 +23,7 @@ from stepgraph import (
 from stepgraph.engine import replay
 from stepgraph.journal import read_journal
 from stepgraph.model import McpServerSpec
+from tests.conftest import EXAMPLES, invoke
 from tests.tools.conftest import EXAMPLE_SERVER, faulty
 
 NIGHTS_PLAN = {
@@ -202,3 +204,15 @@ def test_engine_servers_given_as_a_command_line_or_url(http_url, tmp_path):
         task = Task(goal="g", plan=StepGraph(**NIGHTS_PLAN), approval=ApprovalPolicy.AUTO)
         result = engine.run(task, journal=tmp_path / f"{len(list(tmp_path.iterdir()))}.jsonl")
         assert result.answer == "3 nights"
+
+
+def test_the_example_task_runs_from_the_command_line_and_lists_the_servers_tools(tmp_path):
+    """examples/mcp_task.yaml starts examples/mcp_server.py itself ('python' is ours)."""
+    ran = invoke("run", EXAMPLES / "mcp_task.yaml", "--journal", tmp_path / "j.jsonl", "--json")
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["answer"] == "3 nights (1,093.5 GB per night)"
+    listed = invoke("tools", EXAMPLES / "mcp_task.yaml", "--json")
+    schemas = {schema["name"]: schema for schema in json.loads(listed.output)}
+    assert schemas["link_speed"]["side_effects"] is False
+    assert schemas["link_speed"]["server"].endswith("mcp_server.py")
+    assert mcp_threads() == []

@@ -227,6 +227,7 @@ def plan(
     )
     prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
     if show_prompt:
+        prepared.resources.close()
         sys.stdout.write(system_prompt(prepared.tools) + "\n")
         return
     if prepared.plan is not None:
@@ -255,7 +256,9 @@ def approve(
     """Record who approved a plan file and when; a changed plan cannot be approved."""
     plan_file = PlanFile.load(plan_path)
     prepared = Engine().prepare(plan_file.task)
-    show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, prepared.inputs))
+    with prepared.resources:  # MCP servers: their tools' hints are read, they may stop
+        view = plan_view(plan_file.plan, prepared.tools, prepared.inputs)
+    show_plan_view(Console(), view)
     plan_file.approve(by or getpass.getuser())
     plan_file.save(plan_path)
     record = plan_file.approval
@@ -281,7 +284,11 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schemas as JSON.")] = False,
 ) -> None:
     """List the tools with their argument schemas."""
-    registry = Engine().prepare(task).tools if task else Engine().tools
+    registry = Engine().tools
+    if task:
+        prepared = Engine().prepare(task)
+        prepared.resources.close()  # MCP servers: their schemas are read, they may stop
+        registry = prepared.tools
     schemas = [item.schema() for item in registry]
     if as_json:
         sys.stdout.write(json.dumps(schemas, indent=2) + "\n")
