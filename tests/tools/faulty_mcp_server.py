@@ -32,6 +32,14 @@ def echo(text: str) -> str:
     return text
 
 
+@server.tool(
+    annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True)
+)
+def remember(text: str) -> str:
+    """Store the text (storing it twice stores it once)."""
+    return f"stored {text}"
+
+
 if __name__ == "__main__":
     if "--exit-at-start" in sys.argv:
         print("refusing to start", file=sys.stderr, flush=True)

@@ -7,6 +7,7 @@ import shutil
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,7 @@ from stepgraph import (
     StepGraph,
     Task,
 )
-from stepgraph.engine import replay
+from stepgraph.engine import replay, resume
 from stepgraph.journal import read_journal
 from stepgraph.model import McpServerSpec
 from tests.conftest import EXAMPLES, invoke
@@ -215,4 +216,33 @@ def test_the_example_task_runs_from_the_command_line_and_lists_the_servers_tools
     schemas = {schema["name"]: schema for schema in json.loads(listed.output)}
     assert schemas["link_speed"]["side_effects"] is False
     assert schemas["link_speed"]["server"].endswith("mcp_server.py")
+    assert mcp_threads() == []
+
+
+def cut_after_action(journal: Path, step: str) -> None:
+    """The journal as a crash would leave it: the step started, nothing after."""
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    end = next(
+        i
+        for i, line in enumerate(lines)
+        if json.loads(line)["event"] == "action" and json.loads(line).get("step") == step
+    )
+    journal.write_text("".join(lines[: end + 1]), encoding="utf-8")
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_resume_reruns_an_idempotent_tool_in_flight_only_if_its_server_is_trusted(
+    trusted, tmp_path
+):
+    plan = {"steps": [{"id": "note", "tool": "remember", "args": {"text": "3 nights"}}]}
+    journal = tmp_path / "j.jsonl"
+    task = nights_task(faulty(trusted=trusted), plan)
+    Engine().run(task, journal=journal, approval=ApprovalPolicy.AUTO)
+    cut_after_action(journal, "note")
+    if trusted:
+        result = resume(journal)
+        assert {**result.values, **result.unverified_values} == {"note": "stored 3 nights"}
+    else:
+        with pytest.raises(ApprovalError, match="--rerun-side-effects"):
+            resume(journal)
     assert mcp_threads() == []
