@@ -277,3 +277,14 @@ def test_a_model_behind_an_openai_compatible_endpoint_plans_a_goal(root, httpser
     assert not planned.is_error, planned.content
     assert planned.structured_content["plan"]["steps"][-1]["id"] == "nights"
     assert len(chat.requests) == 1
+
+
+def test_the_example_client_gets_three_nights_a_named_problem_and_an_identical_replay(root):
+    client = EXAMPLES / "mcp_client.py"
+    command = [sys.executable, str(client), "--root", str(root / "examples")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "tools: validate, plan, run, replay"
+    assert lines[1] == "run: verified: 3 nights (962.28 GB per night; 2,500 GB in all)"
+    assert "${total} refers to no step" in lines[3] and "cannot convert 450 Mbps" in lines[3]
+    assert lines[4] == "replay identical: True"

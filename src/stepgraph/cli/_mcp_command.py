@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -70,6 +71,9 @@ def mcp_command(
         )
 
     planner()  # a bad --scripted file or setting fails now, not at the first call
+    # The SDK sends warnings to stderr; pint's note that 'Mbps' parses two ways (stepgraph
+    # resolves it) would be noise in every client's server log.
+    logging.getLogger("pint").setLevel(logging.ERROR)
     server = build_server(StepgraphMcp(root, journal_dir, planner))
     if transport == "stdio":
         server.run("stdio")

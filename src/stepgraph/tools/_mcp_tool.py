@@ -150,6 +150,12 @@ class McpTool(Tool):
             ]
         return problems
 
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "an MCP tool is called through this process's session with its server; "
+            "it cannot run on another machine's worker (use the thread backend)"
+        )
+
     def __repr__(self) -> str:
         return f"McpTool({self.name!r}, server={self.server.label!r})"
 
