@@ -195,6 +195,8 @@ class McpConnection:
                 self._loop.call_soon_threadsafe(self._stop.set)  # leave the session in order
             elif self._serving is not None:
                 self._loop.call_soon_threadsafe(self._serving.cancel)  # still starting: give up
+            elif self._task is not None and self._task.cancel():  # not even begun
+                self._finished.set()
             if not self._finished.wait(STOP_TIMEOUT) and self._serving is not None:
                 self._loop.call_soon_threadsafe(self._serving.cancel)
                 self._finished.wait(STOP_TIMEOUT)

@@ -90,7 +90,10 @@ class McpTool(Tool):
         self.idempotent = trusted and (
             definition.read_only is True or definition.idempotent is True
         )
-        self.description = definition.description or f"tool '{self.name}' of an MCP server"
+        # SDK servers send the docstring as written; the planner reads it as flowing text.
+        paragraphs = definition.description.split("\n\n")
+        text = "\n\n".join(" ".join(part.split()) for part in paragraphs if part.strip())
+        self.description = text or f"tool '{self.name}' of an MCP server"
         from jsonschema import Draft202012Validator  # comes with the `mcp` extra
 
         self._validator = Draft202012Validator(definition.input_schema)
