@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,23 @@ def faulty(*args: str, **fields: object) -> McpServerSpec:
             **fields,
         }
     )
+
+
+@contextmanager
+def faulty_over(transport: str, **fields: object) -> Iterator[McpServerSpec]:
+    """The faulty server over stdio, or started over HTTP for one test (it may crash)."""
+    if transport == "stdio":
+        yield faulty(**fields)
+        return
+    port = free_port()
+    command = [sys.executable, str(FAULTY_SERVER), "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process)
+        url = f"http://127.0.0.1:{port}/mcp"
+        yield McpServerSpec.model_validate(
+            {"name": "faulty", "url": url, "trusted": True, **fields}
+        )
+    finally:
+        process.kill()
+        process.wait(timeout=10)

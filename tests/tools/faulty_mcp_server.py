@@ -44,4 +44,7 @@ if __name__ == "__main__":
     if "--exit-at-start" in sys.argv:
         print("refusing to start", file=sys.stderr, flush=True)
         sys.exit(2)
-    server.run("stdio")
+    if "--port" in sys.argv:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[-1]))
+    else:
+        server.run("stdio")

@@ -25,7 +25,7 @@ from stepgraph.engine import replay, resume
 from stepgraph.journal import read_journal
 from stepgraph.model import McpServerSpec
 from tests.conftest import EXAMPLES, invoke
-from tests.tools.conftest import EXAMPLE_SERVER, faulty
+from tests.tools.conftest import EXAMPLE_SERVER, faulty, faulty_over
 
 NIGHTS_PLAN = {
     "steps": [
@@ -119,7 +119,8 @@ def test_an_error_the_tool_reports_is_the_steps_error(example_server, tmp_path):
     assert "unknown link 'moon'" in result.failed["a"]
 
 
-def test_a_server_that_crashes_mid_run_is_a_step_error(tmp_path):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_server_that_crashes_mid_run_is_a_step_error(transport, tmp_path):
     plan = {
         "steps": [
             {"id": "ok", "tool": "echo", "args": {"text": "fine"}},
@@ -127,22 +128,26 @@ def test_a_server_that_crashes_mid_run_is_a_step_error(tmp_path):
             {"id": "after", "tool": "echo", "args": {"text": "${boom}"}},
         ]
     }
-    started = time.monotonic()
-    result = Engine().run(nights_task(faulty(), plan), journal=tmp_path / "j.jsonl")
+    with faulty_over(transport) as server:
+        started = time.monotonic()
+        result = Engine().run(nights_task(server, plan), journal=tmp_path / "j.jsonl")
     assert time.monotonic() - started < 20  # no hang
     assert result.status is RunStatus.STEP_FAILED
     assert result.unverified_values["ok"] == "fine"
     assert "MCP server 'faulty' is no longer running" in result.failed["boom"]
-    assert "about to crash" in result.failed["boom"]  # the server's last words
+    if transport == "stdio":
+        assert "about to crash" in result.failed["boom"]  # the server's last words
     assert "after" in result.skipped
     assert mcp_threads() == []
 
 
-def test_a_tool_call_past_the_servers_timeout_is_a_step_error(tmp_path):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_tool_call_past_the_servers_timeout_is_a_step_error(transport, tmp_path):
     plan = {"steps": [{"id": "slow", "tool": "stall", "args": {"seconds": 30}}]}
-    started = time.monotonic()
-    result = Engine().run(nights_task(faulty(timeout=0.5), plan), journal=tmp_path / "j.jsonl")
-    assert time.monotonic() - started < 15
+    with faulty_over(transport, timeout=0.5) as server:
+        started = time.monotonic()
+        result = Engine().run(nights_task(server, plan), journal=tmp_path / "j.jsonl")
+        assert time.monotonic() - started < 15
     assert result.status is RunStatus.STEP_FAILED
     assert "no answer from tool 'stall' within 0.5 s" in result.failed["slow"]
 
