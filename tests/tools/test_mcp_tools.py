@@ -24,6 +24,8 @@ from stepgraph import (
 from stepgraph.engine import replay, resume
 from stepgraph.journal import read_journal
 from stepgraph.model import McpServerSpec
+from stepgraph.planner import Planner
+from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES, invoke
 from tests.tools.conftest import EXAMPLE_SERVER, faulty, faulty_over
 
@@ -251,3 +253,19 @@ def test_resume_reruns_an_idempotent_tool_in_flight_only_if_its_server_is_truste
         with pytest.raises(ApprovalError, match="--rerun-side-effects"):
             resume(journal)
     assert mcp_threads() == []
+
+
+def test_a_model_sees_the_servers_tools_and_its_bad_arguments_go_back_for_repair(
+    example_server, tmp_path
+):
+    """A planned step with a wrong argument name is refused by the server's schema, repaired."""
+    wrong = json.loads(json.dumps(NIGHTS_PLAN))
+    wrong["steps"][0]["args"] = {"name": "office-uplink"}
+    model = ScriptedLLM([json.dumps(wrong), json.dumps(NIGHTS_PLAN)])
+    task = Task(goal="nights to copy the photos", mcp_servers=[example_server])
+    result = Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
+    assert result.answer == "3 nights"
+    system = model.requests[0][0]["content"]
+    assert "link_speed" in system and "The nominal speed of a named network link" in system
+    feedback = model.requests[1][-1]["content"]
+    assert "unknown argument 'name' for tool 'link_speed' (allowed: link)" in feedback
