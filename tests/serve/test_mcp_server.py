@@ -24,6 +24,8 @@ from tests.tools.conftest import free_port, wait_for_port
 
 Server = StdioServerParameters | str
 
+ONE_STEP = {"steps": [{"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}}]}
+
 BOOKING_PLUGIN = '''
 from stepgraph import tool
 
@@ -57,6 +59,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(EXAMPLES, folder / "examples")
     (folder / "booking.py").write_text(BOOKING_PLUGIN, encoding="utf-8")
     (folder / "booking.yaml").write_text(BOOKING_TASK, encoding="utf-8")
+    (folder / "broken.yaml").write_text("goal: [unclosed", encoding="utf-8")
     return folder
 
 
@@ -233,6 +236,9 @@ def test_a_journal_replays_without_tools(server, root):
         ({"task": {"goal": "g", "mcp_servers": [{"command": "sh"}]}}, "or start MCP servers"),
         ({"goal": "g", "task_file": "booking.yaml"}, "exactly one of task_file, task or goal"),
         ({"task": {"goal": "g", "colour": "red"}}, "not a valid task"),
+        ({"task_file": "broken.yaml"}, "not valid YAML"),
+        ({"task_file": "broken.yaml", "plan": ONE_STEP}, "not valid YAML"),
+        ({"task_file": "booking.yaml", "plan": {"steps": "none"}}, "not a valid plan"),
     ],
 )
 def test_what_a_client_may_not_name_is_a_clear_tool_error(server, args, message):

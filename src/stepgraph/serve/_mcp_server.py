@@ -115,7 +115,10 @@ class StepgraphMcp:
             graph = StepGraph.model_validate(plan)
         except ValidationError as e:
             raise ToolError(f"not a valid plan: {e}") from e
-        loaded = chosen if isinstance(chosen, Task) else load_task(chosen)
+        try:
+            loaded = chosen if isinstance(chosen, Task) else load_task(chosen)
+        except StepgraphError as e:
+            raise ToolError(str(e)) from e
         return loaded.model_copy(update={"plan": graph}), base_dir
 
     def validate(
@@ -170,7 +173,7 @@ class StepgraphMcp:
         except ApprovalError as e:
             if approver.pending is None:
                 raise ToolError(str(e)) from e
-            return _needs_approval(approver.pending, e)
+            return _needs_approval(approver.pending)
         except StepgraphError as e:
             raise ToolError(str(e)) from e
         return _outcome(result)
@@ -190,7 +193,7 @@ class StepgraphMcp:
         }
 
 
-def _needs_approval(view: PlanView, error: ApprovalError) -> dict[str, Any]:
+def _needs_approval(view: PlanView) -> dict[str, Any]:
     plan_hash = view.plan.plan_hash()
     return {
         "status": "needs_approval",
@@ -201,7 +204,6 @@ def _needs_approval(view: PlanView, error: ApprovalError) -> dict[str, Any]:
             "call run again with the same task, plan set to this plan and "
             f"approve={plan_hash!r}; nothing has run yet"
         ),
-        "run_id": error.run_id,
     }
 
 
