@@ -12,7 +12,7 @@ import networkx as nx
 
 from stepgraph.engine._approval import Approver, PlanFile
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
-from stepgraph.exceptions import JournalError, TaskFileError
+from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend, check_plan
 from stepgraph.journal import JournalWriter, Listener
 from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph, Task
@@ -152,23 +152,24 @@ class Engine:
         if journal is not None and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
         prepared = self.prepare(task, overrides=overrides)
-        with prepared.resources:  # the task's MCP servers stop with the run
+        try:
             if plan_file is not None:
                 plan_file.approved_plan()
             elif prepared.plan is None and options.prior is None:
                 require_planner(self.planner, prepared)
-            path = Path(journal) if journal else self._journal_path(prepared.task.name)
-            options.policy = approval or options.policy or prepared.task.approval
-            options.approver = approver or options.approver
-            options.plan_file = plan_file
-            if replace_journal:
-                path.unlink(missing_ok=True)  # the writer appends
-            run_id = options.run_id or uuid.uuid4().hex[:12]
-            writer = JournalWriter(
-                path, run_id, listeners=list(listeners), start_seq=options.start_seq
-            )
-            with writer:
-                return RunSession(self.config, prepared, writer, options).run()
+        except StepgraphError:
+            prepared.resources.close()  # nothing runs: the task's MCP servers stop now
+            raise
+        path = Path(journal) if journal else self._journal_path(prepared.task.name)
+        options.policy = approval or options.policy or prepared.task.approval
+        options.approver = approver or options.approver
+        options.plan_file = plan_file
+        if replace_journal:
+            path.unlink(missing_ok=True)  # the writer appends
+        run_id = options.run_id or uuid.uuid4().hex[:12]
+        writer = JournalWriter(path, run_id, listeners=list(listeners), start_seq=options.start_seq)
+        with prepared.resources, writer:  # the task's MCP servers stop with the run
+            return RunSession(self.config, prepared, writer, options).run()
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
