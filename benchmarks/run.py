@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from benchmarks import critical_path, economy, overhead, scale, serve, telemetry
+from benchmarks import critical_path, economy, mcp_calls, overhead, scale, serve, telemetry
 from benchmarks._common import machine
 
 
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
             economy.run,
             lambda: telemetry.run(steps=300, repeats=2),
             lambda: serve.run(journals=100, repeats=2),
+            lambda: mcp_calls.run(steps=100, repeats=1),
         ]
     else:
         sections = [
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
             economy.run,
             telemetry.run,
             serve.run,
+            mcp_calls.run,
         ]
     for section in sections:
         print()

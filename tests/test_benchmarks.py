@@ -1,6 +1,6 @@
 """The benchmarks still run (tiny sizes; speed itself is judged by `python -m benchmarks.run`)."""
 
-from benchmarks import critical_path, economy, overhead, scale, telemetry
+from benchmarks import critical_path, economy, mcp_calls, overhead, scale, telemetry
 from benchmarks._common import critical_path_ms, random_dag
 
 
@@ -23,8 +23,9 @@ def test_every_benchmark_prints_its_table(monkeypatch):
         scale.run(sizes=(100,), events=500, replay_steps=50),
         economy.run(),
         telemetry.run(steps=50, repeats=1),
+        mcp_calls.run(steps=5, repeats=1),
     ]
-    for number, output in zip(("1.", "2.", "3a.", "4.", "5."), outputs, strict=True):
+    for number, output in zip(("1.", "2.", "3a.", "4.", "5.", "6."), outputs, strict=True):
         assert output.startswith(f"## {number}") and "|" in output
     assert "(identical)" in outputs[2]
     assert "made 101 spans" in outputs[4]  # a step and a tool span per step, and the run

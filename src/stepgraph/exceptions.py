@@ -8,6 +8,7 @@ The tree::
     ├── ToolError
     │   ├── ToolDefinitionError  a Python function that cannot become a tool
     │   ├── ToolArgumentError    arguments that fail a tool's schema
+    │   ├── McpServerError       an MCP server that failed to start, crashed or timed out
     │   └── CalculationError     an expression `calculate` refuses or cannot evaluate
     ├── PlanValidationError      a step graph rejected before anything runs (build time)
     ├── PlanningError            the planner gave no valid plan within its retries
@@ -73,6 +74,14 @@ class ToolArgumentError(ToolError):
     def __init__(self, message: str, *, tool: str) -> None:
         super().__init__(message)
         self.tool = tool
+
+
+class McpServerError(ToolError):
+    """An MCP server that failed to start, crashed, or gave no answer in time."""
+
+    def __init__(self, message: str, *, server: str) -> None:
+        super().__init__(f"MCP server '{server}': {message}")
+        self.server = server
 
 
 class CalculationError(ToolError):
@@ -192,6 +201,7 @@ __all__ = [
     "CalculationError",
     "JournalError",
     "LLMError",
+    "McpServerError",
     "NonRetryableError",
     "PlanProblem",
     "PlanValidationError",

@@ -11,7 +11,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 RESERVED_IDS = frozenset({"inputs"})
@@ -225,6 +225,49 @@ class BudgetReport(BaseModel):
     used: BudgetUsage = Field(default_factory=BudgetUsage)
 
 
+class McpServerSpec(_Strict):
+    """An MCP server whose tools join the registry: a command (stdio) or a URL (streamable HTTP)."""
+
+    name: str = Field(
+        "", description="Short name used in messages; defaults to the command or the URL."
+    )
+    command: str | None = Field(
+        None, description="Program that serves MCP over stdio; 'python' is stepgraph's own."
+    )
+    args: list[str] = Field(default_factory=list, description="Arguments of the command.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Extra environment variables for the command."
+    )
+    url: str | None = Field(None, description="Streamable HTTP endpoint, e.g. http://host/mcp.")
+    trusted: bool = Field(
+        False,
+        description="Believe the server's hints (read-only, idempotent); untrusted tools are "
+        "treated as having side effects.",
+    )
+    timeout: float = Field(30.0, gt=0, le=3600, description="Seconds one tool call may take.")
+    startup_timeout: float = Field(
+        20.0, gt=0, le=600, description="Seconds the server may take to start and list its tools."
+    )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs exactly one of 'command' (stdio) or 'url' (HTTP)")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"url {self.url!r} must start with http:// or https://")
+        return self
+
+    @property
+    def identity(self) -> str:
+        """What the server is, for fingerprints: its URL, or its command line."""
+        return self.url or " ".join([self.command or "", *self.args])
+
+    @property
+    def label(self) -> str:
+        """The name people see in messages."""
+        return self.name or self.identity
+
+
 class Task(_Strict):
     """A declarative task: a goal, inputs, tools, and optionally a ready plan."""
 
@@ -239,6 +282,9 @@ class Task(_Strict):
     plugins: list[str] = Field(
         default_factory=list,
         description="Python files, relative to the task file, whose @tool functions are loaded.",
+    )
+    mcp_servers: list[McpServerSpec] = Field(
+        default_factory=list, description="MCP servers whose tools the plan may use."
     )
     plan: StepGraph | None = Field(
         None, description="A ready plan; without it a planner is needed."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,8 @@ class PreparedTask:
     inputs: dict[str, Any]
     base_dir: Path = field(default_factory=Path.cwd)
     declared: frozenset[str] = frozenset()  # inputs that came from the plan, not the task
+    # What the task started and a run stops when it ends: its MCP servers.
+    resources: ExitStack = field(default_factory=ExitStack)
 
     @property
     def plan(self) -> StepGraph | None:

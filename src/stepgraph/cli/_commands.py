@@ -18,6 +18,7 @@ import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
+from stepgraph.cli._mcp_command import register as register_mcp
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -247,6 +248,7 @@ def plan(
     )
     prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
     if show_prompt:
+        prepared.resources.close()
         sys.stdout.write(system_prompt(prepared.tools) + "\n")
         return
     if prepared.plan is not None:
@@ -282,7 +284,11 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schemas as JSON.")] = False,
 ) -> None:
     """List the tools with their argument schemas."""
-    registry = Engine().prepare(task).tools if task else Engine().tools
+    registry = Engine().tools
+    if task:
+        prepared = Engine().prepare(task)
+        prepared.resources.close()  # MCP servers: their schemas are read, they may stop
+        registry = prepared.tools
     schemas = [item.schema() for item in registry]
     if as_json:
         sys.stdout.write(json.dumps(schemas, indent=2) + "\n")
@@ -305,5 +311,6 @@ def list_tools(
 register(app)
 register_eval(app)
 register_serve(app)
+register_mcp(app)
 
 __all__ = ["app"]

@@ -103,8 +103,10 @@ def approve_command(
 def _approve_plan_file(console: Console, path: Path, who: str) -> None:
     plan_file = PlanFile.load(path)
     prepared = Engine().prepare(plan_file.task)
-    inputs = prepared.for_plan(plan_file.plan).inputs
-    show_plan_view(console, plan_view(plan_file.plan, prepared.tools, inputs))
+    with prepared.resources:  # MCP servers: their tools' hints are read, then they stop
+        inputs = prepared.for_plan(plan_file.plan).inputs
+        view = plan_view(plan_file.plan, prepared.tools, inputs)
+    show_plan_view(console, view)
     plan_file.approve(who)
     plan_file.save(path)
     record = plan_file.approval

@@ -15,13 +15,20 @@ from stepgraph.engine._async import arun, stream
 from stepgraph.engine._budget import budget_keeper
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
-from stepgraph.exceptions import JournalError, TaskFileError
+from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend
 from stepgraph.journal import JournalEvent, JournalWriter, Listener
-from stepgraph.model import ApprovalPolicy, RunResult, StepGraph, Task
+from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
-from stepgraph.tools import Tool, ToolRegistry, default_registry, load_plugin
+from stepgraph.tools import (
+    Tool,
+    ToolRegistry,
+    as_spec,
+    default_registry,
+    load_plugin,
+    start_servers,
+)
 
 
 class Engine:
@@ -42,8 +49,11 @@ class Engine:
         repair_rounds: int = 2,
         backend: Callable[[], Backend] | None = None,
         cross_check: bool = False,
+        mcp_servers: Iterable[McpServerSpec | str | dict[str, Any]] = (),
     ) -> None:
         self.tools = default_registry()
+        # Started by each prepare, with the task's own; stopped when the run ends.
+        self.mcp_servers = [as_spec(server) for server in mcp_servers]
         for item in tools:
             self.tools.register(item)
         self.journal_dir = Path(journal_dir)
@@ -67,7 +77,11 @@ class Engine:
         overrides: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
     ) -> PreparedTask:
-        """Load the task (a path or a `Task`), its plugins (relative to `base_dir`), its inputs."""
+        """Load the task (a path or a `Task`), its plugins (relative to `base_dir`), its inputs.
+
+        MCP servers (the engine's and the task's) are started here and stopped by
+        `prepared.resources`, which `run`, `plan` and `validate` close when they end.
+        """
         if isinstance(task, PreparedTask):
             return task
         base_dir = (base_dir or Path.cwd()).resolve()
@@ -78,23 +92,26 @@ class Engine:
         for plugin in task.plugins:
             for item in load_plugin(base_dir / plugin):
                 tools.register(item)
+        inputs = resolve_inputs(task, overrides)
+        servers = start_servers([*self.mcp_servers, *task.mcp_servers], tools, base_dir)
         unknown = [name for name in task.tools if name not in tools]
         if unknown:
+            servers.close()
             raise TaskFileError(
                 f"task '{task.name}' allows unknown tools: {', '.join(unknown)} "
                 f"(known: {', '.join(tools.names())})"
             )
-        inputs = resolve_inputs(task, overrides)
-        return PreparedTask(task, tools.restricted(task.tools), inputs, base_dir)
+        return PreparedTask(task, tools.restricted(task.tools), inputs, base_dir, resources=servers)
 
     def validate(
         self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
     ) -> nx.DiGraph:
         """Run only the static checks; raise `PlanValidationError` listing every problem."""
         prepared = self.prepare(task, overrides=overrides)
-        if prepared.plan is None:
-            raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
-        return check_given_plan(prepared.plan, prepared)
+        with prepared.resources:
+            if prepared.plan is None:
+                raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
+            return check_given_plan(prepared.plan, prepared)
 
     def plan(
         self,
@@ -105,10 +122,11 @@ class Engine:
     ) -> StepGraph:
         """Ask the planner for a validated plan, journaling every model exchange."""
         prepared = self.prepare(task, overrides=overrides)
-        planner = require_planner(self.planner, prepared)
-        path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
-        with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
-            return planner.plan(prepared, writer)
+        with prepared.resources:
+            planner = require_planner(self.planner, prepared)
+            path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
+            with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
+                return planner.plan(prepared, writer)
 
     def run(
         self,
@@ -139,10 +157,14 @@ class Engine:
         if journal is not None and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
         prepared = self.prepare(task, overrides=overrides)
-        if plan_file is not None:
-            plan_file.approved_plan()
-        elif prepared.plan is None and options.prior is None:
-            require_planner(self.planner, prepared)
+        try:
+            if plan_file is not None:
+                plan_file.approved_plan()
+            elif prepared.plan is None and options.prior is None:
+                require_planner(self.planner, prepared)
+        except StepgraphError:
+            prepared.resources.close()  # nothing runs: the task's MCP servers stop now
+            raise
         path = Path(journal) if journal else self._journal_path(prepared.task.name)
         options.policy = approval or options.policy or prepared.task.approval
         options.approver = approver or options.approver
@@ -159,7 +181,7 @@ class Engine:
             guards=[keeper.check],
             start_seq=options.start_seq,
         )
-        with writer:
+        with prepared.resources, writer:  # the task's MCP servers stop with the run
             result = RunSession(self.config, prepared, writer, options).run()
         result.budget = keeper.report()
         return result
@@ -203,6 +225,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "repair_rounds",
         "backend",
         "cross_check",
+        "mcp_servers",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

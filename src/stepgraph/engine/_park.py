@@ -10,6 +10,7 @@ continuing it.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -166,7 +167,7 @@ def _settled(
 
 def _prepared(recording: Recording, engine: Engine) -> PreparedTask:
     loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
-    return PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)
+    return dataclasses.replace(loaded, inputs=recording.inputs)
 
 
 @contextmanager

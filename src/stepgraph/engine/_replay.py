@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -26,7 +28,7 @@ from stepgraph.journal import Journal, JournalEvent, ObservationEvent, Recording
 from stepgraph.model import ApprovalPolicy, Budget, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
-from stepgraph.tools import Tool
+from stepgraph.tools import Tool, recorded_tools
 from stepgraph.units import decode_value
 
 # What must be equal, per event kind, for a replay to count as identical. Times,
@@ -178,8 +180,12 @@ def replay(
     out_path.unlink(missing_ok=True)
     texts = recording.llm_texts()
     recorded = recorded_observations(recording.journal)
+    # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
+    offline = not live and from_step is None
+    mcp_tools = recording.start.mcp_tools
     engine = Engine(
-        tools=tools,
+        tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
+        mcp_servers=[] if offline else _recorded_servers(mcp_tools),
         planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
         cross_check=bool(recording.start.config.get("cross_check", False)),
@@ -187,13 +193,14 @@ def replay(
     )
     report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)
     try:
-        loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
+        task = recording.task.model_copy(update={"mcp_servers": []})  # the record names them
+        loaded = engine.prepare(task, base_dir=recording.base_dir)
     except StepgraphError as e:
         report.error = f"cannot rebuild the task: {e}"
         return report
     # Only the recorded call limits apply (below): a clock or a price would not replay.
     task = loaded.task.model_copy(update={"budget": None})
-    prepared = PreparedTask(task, loaded.tools, recording.inputs, loaded.base_dir)
+    prepared = dataclasses.replace(loaded, task=task, inputs=recording.inputs)
     report.divergences += _tool_changes(recording, prepared)
     link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
     # The recorded call limits stop the replay where they stopped the run.
@@ -213,6 +220,12 @@ def replay(
         report.error = str(e)
     report.divergences += compare(recording.journal, read_journal(out_path))
     return report
+
+
+def _recorded_servers(mcp_tools: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The MCP servers a run used, each once, as its journal recorded them."""
+    unique = {json.dumps(d["server"], sort_keys=True): d["server"] for d in mcp_tools.values()}
+    return list(unique.values())
 
 
 def _fork_steps(recording: Recording, step: str) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ def resume(
     """Finish an interrupted run in its own journal, after a `run.resume` event.
 
     Steps with an observation are not run again. A step that started but has no
-    observation runs again if its tool has no side effects; otherwise only with
+    observation runs again if its tool has no side effects or is idempotent; otherwise only with
     `rerun_side_effects`, or when `approver` (a person) approves, else it is refused.
     A run its budget stopped resumes too; `budget` raises (or lowers) its limits, and
     what it used before counts against them.
@@ -55,7 +56,7 @@ def resume(
         cross_check=bool(recording.start.config.get("cross_check", False)),
     )
     loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
-    prepared = PreparedTask(loaded.task, loaded.tools, recording.inputs, loaded.base_dir)
+    prepared = dataclasses.replace(loaded, inputs=recording.inputs)
     prior, in_flight = recording.prior()
     risky = [
         step.id
@@ -63,9 +64,14 @@ def resume(
         if step.id in in_flight
         and step.tool in prepared.tools
         and prepared.tools.get(step.tool).side_effects
+        and not prepared.tools.get(step.tool).idempotent  # running it twice is running it once
     ]
     if risky and prior is not None and not rerun_side_effects:
-        _confirm_rerun(risky, prior.plan, prepared, approver)
+        try:
+            _confirm_rerun(risky, prior.plan, prepared, approver)
+        except ApprovalError:
+            prepared.resources.close()  # not resumed: the task's MCP servers stop now
+            raise
     options = RunOptions(
         prior=prior,
         resumed={

@@ -66,7 +66,7 @@ from stepgraph.journal import (
 from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus, StepGraph, Verdict
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
-from stepgraph.tools import ToolRegistry
+from stepgraph.tools import ToolRegistry, mcp_definitions
 from stepgraph.verifiers import goal_coverage, verify
 
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
@@ -191,6 +191,7 @@ class RunSession:
                 definition=task.model_dump(mode="json"),
                 base_dir=str(self.prepared.base_dir),
                 tools=tool_fingerprints(self.prepared.tools),
+                mcp_tools=mcp_definitions(self.prepared.tools),
                 config={
                     "repair_rounds": self.config.repair_rounds,
                     "cross_check": self.config.cross_check,

@@ -36,6 +36,7 @@ class RunStart(JournalEvent):
     definition: dict[str, Any] | None = None
     base_dir: str | None = None
     tools: dict[str, str] = Field(default_factory=dict)
+    mcp_tools: dict[str, dict[str, Any]] = Field(default_factory=dict)  # replayed without servers
     config: dict[str, Any] = Field(default_factory=dict)
 
 

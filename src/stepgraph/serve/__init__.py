@@ -1,8 +1,11 @@
-"""`stepgraph serve`: the run list, run pages, approval pages and the HTTP API (ASGI).
+"""Faces of stepgraph for people and other programs: `stepgraph serve` and `stepgraph mcp`.
 
-A face like `cli/`: it may import anything; nothing outside imports it.
+`stepgraph serve` is the run list, run pages, approval pages and the HTTP API (ASGI);
+`stepgraph mcp` serves plan, validate, run and replay as MCP tools. A face like `cli/`:
+it may import anything; only `cli/` imports it.
 """
 
 from stepgraph.serve._app import create_app
+from stepgraph.serve._mcp_server import StepgraphMcp, build_server
 
-__all__ = ["create_app"]
+__all__ = ["StepgraphMcp", "build_server", "create_app"]

@@ -1,9 +1,11 @@
-"""Tools: the @tool decorator, the registry, and the built-ins with their reverse checks.
+"""Tools: the @tool decorator, the registry, the built-ins with their reverse checks, MCP servers.
 
 The expression language of `calculate` is the public module `stepgraph.tools.expression`.
 """
 
 from stepgraph.tools._builtins import BUILTIN_TOOLS, QuantityLike, calculate, unit_convert
+from stepgraph.tools._mcp_servers import as_spec, start_servers
+from stepgraph.tools._mcp_tool import McpTool, McpToolDefinition, mcp_definitions, recorded_tools
 from stepgraph.tools._registry import (
     UNKNOWN,
     Inferrer,
@@ -25,15 +27,21 @@ __all__ = [
     "BUILTIN_TOOLS",
     "UNKNOWN",
     "Inferrer",
+    "McpTool",
+    "McpToolDefinition",
     "QuantityLike",
     "Reverser",
     "Tool",
     "ToolRegistry",
+    "as_spec",
     "calculate",
     "default_registry",
     "load_plugin",
+    "mcp_definitions",
+    "recorded_tools",
     "reverse_calculate",
     "reverse_convert",
+    "start_servers",
     "tool",
     "unit_convert",
 ]

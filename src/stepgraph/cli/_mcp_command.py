@@ -1,0 +1,86 @@
+"""`stepgraph mcp`: serve plan, validate, run and replay to MCP clients (stdio or HTTP)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from stepgraph.cli._errors import handle_errors
+from stepgraph.cli._model_options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    MaxRetriesOpt,
+    ModelOpt,
+    PlanRetriesOpt,
+    ResponseFormatOpt,
+    ScriptedOpt,
+    TimeoutOpt,
+    build_planner,
+)
+from stepgraph.exceptions import ToolDefinitionError
+from stepgraph.planner import Planner
+
+
+@handle_errors
+def mcp_command(
+    transport: Annotated[
+        Literal["stdio", "http"],
+        typer.Option(help="stdio for a client that starts the server; http: streamable HTTP."),
+    ] = "stdio",
+    host: Annotated[str, typer.Option(help="Address to listen on (http).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port (http).")] = 8000,
+    root: Annotated[
+        Path, typer.Option(help="Task files and journals a client may name live under it.")
+    ] = Path("."),
+    journal_dir: Annotated[
+        Path, typer.Option(help="Where runs write their journals (relative to the root).")
+    ] = Path("runs"),
+    scripted: ScriptedOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    plan_retries: PlanRetriesOpt = 2,
+    response_format: ResponseFormatOpt = None,
+    timeout: TimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+) -> None:
+    """Serve plan, validate, run and replay as MCP tools, for any MCP client.
+
+    The path /mcp of http://HOST:PORT is the streamable HTTP endpoint.
+    """
+    try:  # an extra: the rest of the command line works without it
+        from stepgraph.serve import StepgraphMcp, build_server
+    except ImportError as e:
+        raise ToolDefinitionError(
+            f"`stepgraph mcp` needs the 'mcp' package ({e}): pip install 'stepgraph[mcp]'"
+        ) from e
+
+    def planner() -> Planner | None:  # a fresh one per call: a scripted model starts over
+        return build_planner(
+            scripted=scripted,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            plan_retries=plan_retries,
+            response_format=response_format,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    planner()  # a bad --scripted file or setting fails now, not at the first call
+    # The SDK sends warnings to stderr; pint's note that 'Mbps' parses two ways (stepgraph
+    # resolves it) would be noise in every client's server log.
+    logging.getLogger("pint").setLevel(logging.ERROR)
+    server = build_server(StepgraphMcp(root, journal_dir, planner))
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `stepgraph mcp` to the command line."""
+    app.command("mcp")(mcp_command)

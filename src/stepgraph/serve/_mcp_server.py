@@ -1,0 +1,300 @@
+"""stepgraph as an MCP server: `plan`, `validate`, `run` and `replay` as tools any client can call.
+
+A client gets a verified, journaled answer instead of doing arithmetic in its head. A
+run whose plan needs approval does not wait for a person: it returns the plan, its
+hash and how to approve it (call `run` again with `approve` set to that hash).
+
+What a client may name is bounded: task files and journals only under the server's
+root, and a task given inline may not load plugins or start MCP servers (both run
+code on this machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import ValidationError
+
+from stepgraph.engine import Decision, Engine, PlanView, replay
+from stepgraph.exceptions import ApprovalError, PlanValidationError, StepgraphError
+from stepgraph.model import RunResult, StepGraph, Task
+from stepgraph.planner import Planner
+from stepgraph.task import load_task, too_deep
+from stepgraph.units import display_data
+
+INSTRUCTIONS = (
+    "stepgraph runs a plan of tool calls (unit conversions, calculations, lookups) and "
+    "re-checks every number. Give a task as `task_file` (a YAML file under the server's "
+    "root), as `task` (an object with goal, inputs, tools, plan) or as a plain `goal`. "
+    "Use `validate` to check a plan, `plan` to have the model write one, `run` to get a "
+    "verified answer with its journal, and `replay` to re-run a journal without tools."
+)
+MCP_CLIENT = "mcp-client"
+
+
+class _HashApprover:
+    """Approves exactly the plan whose hash the client passed; remembers any other it saw."""
+
+    def __init__(self, approved: str | None) -> None:
+        self.approved = approved
+        self.pending: PlanView | None = None
+
+    def review(self, view: PlanView) -> Decision:
+        if self.approved is not None and view.plan.plan_hash() == self.approved:
+            return Decision("approve", who=MCP_CLIENT)
+        self.pending = view
+        raise ApprovalError(
+            "the plan has side effects and waits for the MCP client's approval: "
+            f"call run again with approve={view.plan.plan_hash()!r} and the same plan"
+        )
+
+
+class StepgraphMcp:
+    """The tools' logic, apart from the SDK's wiring so it reads (and tests) as plain Python."""
+
+    def __init__(
+        self,
+        root: Path,
+        journal_dir: Path,
+        planner: Callable[[], Planner | None] = lambda: None,
+    ) -> None:
+        self.root = root.resolve()
+        self.journal_dir = journal_dir if journal_dir.is_absolute() else self.root / journal_dir
+        self.planner = planner
+
+    def _engine(self) -> Engine:
+        return Engine(planner=self.planner(), journal_dir=self.journal_dir)
+
+    def _inside_root(self, name: str, what: str) -> Path:
+        path = (self.root / name).resolve()
+        if not path.is_relative_to(self.root):
+            raise ToolError(f"{what} {name!r} is outside the server's root {self.root}")
+        if not path.is_file():
+            raise ToolError(f"no such {what} under the server's root: {name}")
+        return path
+
+    def task(
+        self,
+        task_file: str | None,
+        task: dict[str, Any] | None,
+        goal: str | None,
+        plan: dict[str, Any] | None = None,
+    ) -> tuple[Task | Path, Path]:
+        """The one task the arguments name (with `plan` in place of its own), and its folder."""
+        named = {"task_file": task_file, "task": task, "goal": goal}
+        given = [name for name, value in named.items() if value is not None]
+        if len(given) != 1:
+            raise ToolError(f"give exactly one of task_file, task or goal (got: {given or 'none'})")
+        chosen: Task | Path
+        if task_file is not None:
+            chosen = self._inside_root(task_file, "task file")
+        elif task is not None:
+            if too_deep(task):
+                raise ToolError("the task nests too deeply to be a task")
+            try:
+                chosen = Task.model_validate(task)
+            except ValidationError as e:
+                raise ToolError(f"not a valid task: {e}") from e
+            if chosen.plugins or chosen.mcp_servers:
+                raise ToolError(
+                    "a task given inline may not load plugins or start MCP servers; "
+                    "put it in a task file under the server's root"
+                )
+        else:
+            chosen = Task(name="goal", goal=goal or "")
+        base_dir = chosen.parent if isinstance(chosen, Path) else self.root
+        if plan is None:
+            return chosen, base_dir
+        try:
+            graph = StepGraph.model_validate(plan)
+        except ValidationError as e:
+            raise ToolError(f"not a valid plan: {e}") from e
+        try:
+            loaded = chosen if isinstance(chosen, Task) else load_task(chosen)
+        except StepgraphError as e:
+            raise ToolError(str(e)) from e
+        return loaded.model_copy(update={"plan": graph}), base_dir
+
+    def validate(
+        self, task_file: str | None, task: dict[str, Any] | None, plan: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        chosen, base_dir = self.task(task_file, task, None, plan)
+        engine = self._engine()
+        try:
+            graph = engine.validate(engine.prepare(chosen, base_dir=base_dir))
+        except PlanValidationError as e:
+            problems = [{"step": p.step, "problem": p.message} for p in e.problems]
+            return {"valid": False, "problems": problems, "message": str(e)}
+        except StepgraphError as e:
+            raise ToolError(str(e)) from e
+        order = [sorted(group) for group in nx.topological_generations(graph)]
+        return {"valid": True, "problems": [], "runs_in_order": order}
+
+    def plan(
+        self,
+        task_file: str | None,
+        task: dict[str, Any] | None,
+        goal: str | None,
+        inputs: dict[str, str] | None,
+    ) -> dict[str, Any]:
+        chosen, base_dir = self.task(task_file, task, goal)
+        engine = self._engine()
+        try:
+            prepared = engine.prepare(chosen, overrides=inputs, base_dir=base_dir)
+            graph = engine.plan(prepared)
+        except StepgraphError as e:
+            raise ToolError(str(e)) from e
+        return {
+            "plan": graph.model_dump(mode="json", exclude_defaults=True),
+            "plan_hash": graph.plan_hash(),
+        }
+
+    def run(
+        self,
+        task_file: str | None,
+        task: dict[str, Any] | None,
+        goal: str | None,
+        plan: dict[str, Any] | None,
+        inputs: dict[str, str] | None,
+        approve: str | None,
+    ) -> dict[str, Any]:
+        chosen, base_dir = self.task(task_file, task, goal, plan)
+        engine = self._engine()
+        approver = _HashApprover(approve)
+        try:
+            prepared = engine.prepare(chosen, overrides=inputs, base_dir=base_dir)
+            result = engine.run(prepared, approver=approver)
+        except ApprovalError as e:
+            if approver.pending is None:
+                raise ToolError(str(e)) from e
+            return _needs_approval(approver.pending)
+        except StepgraphError as e:
+            raise ToolError(str(e)) from e
+        return _outcome(result)
+
+    def replay(self, journal: str) -> dict[str, Any]:
+        path = self._inside_root(journal, "journal")
+        try:
+            report = replay(path)
+        except StepgraphError as e:
+            raise ToolError(str(e)) from e
+        return {
+            "identical": report.identical,
+            "divergences": [str(d) for d in report.divergences],
+            "error": report.error,
+            "answer": report.result.answer if report.result else None,
+            "journal": str(report.journal),
+        }
+
+
+def _needs_approval(view: PlanView) -> dict[str, Any]:
+    plan_hash = view.plan.plan_hash()
+    return {
+        "status": "needs_approval",
+        "plan": view.plan.model_dump(mode="json", exclude_defaults=True),
+        "plan_hash": plan_hash,
+        "side_effect_tools": view.side_effect_tools,
+        "how_to_approve": (
+            "call run again with the same task, plan set to this plan and "
+            f"approve={plan_hash!r}; nothing has run yet"
+        ),
+    }
+
+
+def _outcome(result: RunResult) -> dict[str, Any]:
+    return {
+        "status": result.status.value,
+        "verified": result.verified,
+        "answer": result.answer,
+        "values": display_data(result.values),
+        "unverified_values": display_data(result.unverified_values),
+        "failed": result.failed,
+        "skipped": result.skipped,
+        "verdicts": [
+            {"kind": v.kind.value, "step": v.step, "passed": v.passed, "description": v.description}
+            for v in result.verdicts
+        ],
+        "plan_hash": result.plan.plan_hash() if result.plan else None,
+        "run_id": result.run_id,
+        "journal": result.journal,
+    }
+
+
+def build_server(face: StepgraphMcp) -> MCPServer:
+    """The MCP server: four tools over `face`, with hints a client may rely on."""
+    server = MCPServer("stepgraph", instructions=INSTRUCTIONS, log_level="WARNING")
+    checks_only = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+    @server.tool(annotations=checks_only)
+    def validate(
+        task_file: str | None = None,
+        task: dict[str, Any] | None = None,
+        plan: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Check a plan before anything runs: graph, tools, argument schemas, references, units.
+
+        Args:
+            task_file: A task file (YAML) under the server's root.
+            task: A task as an object: goal, inputs, tools, plan.
+            plan: A plan (steps, checks, answer) to check in place of the task's own.
+        """
+        return face.validate(task_file, task, plan)
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True))
+    def plan(
+        task_file: str | None = None,
+        task: dict[str, Any] | None = None,
+        goal: str | None = None,
+        inputs: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Have the model write a validated plan (a step graph) for a task; nothing runs.
+
+        Args:
+            task_file: A task file (YAML) under the server's root.
+            task: A task as an object: goal, inputs, tools.
+            goal: A goal in plain language, numbers and units included.
+            inputs: Input overrides, name to value ("10 TiB").
+        """
+        return face.plan(task_file, task, goal, inputs)
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+    def run(
+        task_file: str | None = None,
+        task: dict[str, Any] | None = None,
+        goal: str | None = None,
+        plan: dict[str, Any] | None = None,
+        inputs: dict[str, str] | None = None,
+        approve: str | None = None,
+    ) -> dict[str, Any]:
+        """Run a task: plan if needed, execute, re-verify every number, answer; journaled.
+
+        A plan with side effects is not run unasked: the result is status
+        'needs_approval' with the plan and its hash; call run again with that plan
+        and approve set to the hash.
+
+        Args:
+            task_file: A task file (YAML) under the server's root.
+            task: A task as an object: goal, inputs, tools, plan.
+            goal: A goal in plain language, numbers and units included.
+            plan: A plan to run in place of the task's own (or the model's).
+            inputs: Input overrides, name to value ("10 TiB").
+            approve: The hash of the plan you approve (from a 'needs_approval' result).
+        """
+        return face.run(task_file, task, goal, plan, inputs, approve)
+
+    @server.tool(annotations=checks_only)
+    def replay(journal: str) -> dict[str, Any]:
+        """Re-run a recorded run from its journal, calling no tool and no model; report differences.
+
+        Args:
+            journal: A journal file (.jsonl) under the server's root.
+        """
+        return face.replay(journal)
+
+    return server

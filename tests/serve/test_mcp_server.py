@@ -1,0 +1,296 @@
+"""`stepgraph mcp`: the SDK's own client talks to stepgraph over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult
+
+from stepgraph.journal import read_journal
+from tests.conftest import EXAMPLES
+from tests.planner.test_http import ChatServer
+from tests.tools.conftest import free_port, wait_for_port
+
+Server = StdioServerParameters | str
+
+ONE_STEP = {"steps": [{"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}}]}
+
+BOOKING_PLUGIN = '''
+from stepgraph import tool
+
+
+@tool(side_effects=True)
+def book_window(hours: float) -> str:
+    """Book a maintenance window (changes the calendar).
+
+    Args:
+        hours: Length of the window.
+    """
+    return f"booked {hours:g} h"
+'''
+
+BOOKING_TASK = """
+goal: book a window as long as one night's transfer takes
+tools: [calculate, book_window]
+plugins: [booking.py]
+plan:
+  steps:
+    - {id: hours, tool: calculate, args: {expression: "6 * 1"}}
+    - {id: booking, tool: book_window, args: {hours: "${hours}"}}
+  answer: "${booking}"
+"""
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A server root holding the examples and a task with a side-effecting tool."""
+    folder = tmp_path_factory.mktemp("root")
+    shutil.copytree(EXAMPLES, folder / "examples")
+    (folder / "booking.py").write_text(BOOKING_PLUGIN, encoding="utf-8")
+    (folder / "booking.yaml").write_text(BOOKING_TASK, encoding="utf-8")
+    (folder / "broken.yaml").write_text("goal: [unclosed", encoding="utf-8")
+    return folder
+
+
+def stdio(root: Path, *options: str) -> StdioServerParameters:
+    args = ["-m", "stepgraph", "mcp", "--root", str(root), *options]
+    return StdioServerParameters(command=sys.executable, args=args)
+
+
+@pytest.fixture(scope="module")
+def http_url(root: Path) -> Iterator[str]:
+    port = free_port()
+    command = [sys.executable, "-m", "stepgraph", "mcp", "--root", str(root)]
+    command += ["--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class LiveClient:
+    """The SDK's client, connected once for a module's tests: its loop runs on a thread."""
+
+    def __init__(self, server: Server) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.ready: Future[Client] = Future()
+        self.stop = threading.Event()
+        self.task = asyncio.run_coroutine_threadsafe(self._hold(server), self.loop)
+        self.client = self.ready.result(timeout=60)
+
+    async def _hold(self, server: Server) -> None:
+        try:
+            async with Client(server) as client:
+                self.ready.set_result(client)
+                while not self.stop.is_set():
+                    await asyncio.sleep(0.05)
+        except BaseException as e:
+            if not self.ready.done():
+                self.ready.set_exception(e)
+            raise
+
+    def __call__(self, scenario: Callable[[Client], Awaitable[Any]]) -> Any:
+        future = asyncio.run_coroutine_threadsafe(scenario(self.client), self.loop)
+        return future.result(timeout=120)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.task.result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def server(request: pytest.FixtureRequest, root: Path) -> Iterator[LiveClient]:
+    """One connected client per transport, shared by the module's tests."""
+    if request.param == "stdio":
+        live = LiveClient(stdio(root))
+    else:
+        live = LiveClient(str(request.getfixturevalue("http_url")))
+    yield live
+    live.close()
+
+
+def session(server: Server | LiveClient, scenario: Callable[[Client], Awaitable[Any]]) -> Any:
+    """Play the scenario on a connected client, or connect the SDK's client for it."""
+    if isinstance(server, LiveClient):
+        return server(scenario)
+
+    async def go() -> Any:
+        async with Client(server) as client:
+            return await scenario(client)
+
+    return asyncio.run(go())
+
+
+def call(server: Server | LiveClient, tool: str, args: dict[str, Any]) -> CallToolResult:
+    return session(server, lambda client: client.call_tool(tool, args))
+
+
+def test_the_four_tools_are_listed_with_honest_hints(server):
+    listed = session(server, lambda client: client.list_tools())
+    tools = {item.name: item for item in listed.tools}
+    assert sorted(tools) == ["plan", "replay", "run", "validate"]
+    assert tools["validate"].annotations.read_only_hint is True
+    assert tools["run"].annotations.read_only_hint is False
+    assert "task_file" in tools["run"].input_schema["properties"]
+
+
+def test_running_the_migration_task_gives_a_verified_journaled_answer(server, root):
+    result = call(server, "run", {"task_file": "examples/migration.yaml"})
+    assert not result.is_error, result.content
+    outcome = result.structured_content
+    assert outcome["status"] == "verified"
+    assert outcome["answer"].startswith("3 nights")
+    assert outcome["values"]["nights"] == 3
+    assert all(verdict["passed"] for verdict in outcome["verdicts"])
+    journal = read_journal(Path(outcome["journal"]))
+    assert Path(outcome["journal"]).is_relative_to(root)
+    assert journal.of_kind("run.end")[0].status == "verified"
+
+
+def test_validating_a_bad_plan_names_the_step_and_what_is_wrong(server):
+    task = {
+        "goal": "g",
+        "plan": {
+            "steps": [
+                {"id": "a", "tool": "unit_convert", "args": {"value": "2 TB", "to_unit": "m"}},
+                {"id": "b", "tool": "calculate", "args": {"expression": "${c} + 1"}},
+            ]
+        },
+    }
+    outcome = call(server, "validate", {"task": task}).structured_content
+    assert outcome["valid"] is False
+    by_step = {problem["step"]: problem["problem"] for problem in outcome["problems"]}
+    assert "${c} refers to no step" in by_step["b"]
+    assert "TB" in by_step["a"] and "m" in by_step["a"]
+
+
+def test_a_good_plan_validates_with_its_order(server):
+    outcome = call(server, "validate", {"task_file": "examples/migration.yaml"}).structured_content
+    assert outcome == {
+        "valid": True,
+        "problems": [],
+        "runs_in_order": [["rate", "total"], ["per_night"], ["nights"]],
+    }
+
+
+def test_a_plan_with_side_effects_returns_how_to_approve_and_runs_once_approved(server, root):
+    async def scenario(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        first = (await client.call_tool("run", {"task_file": "booking.yaml"})).structured_content
+        again = {"task_file": "booking.yaml", "plan": first["plan"], "approve": first["plan_hash"]}
+        second = (await client.call_tool("run", again)).structured_content
+        return first, second
+
+    first, second = session(server, scenario)
+    assert first["status"] == "needs_approval"
+    assert first["side_effect_tools"] == ["book_window"]
+    assert first["plan_hash"] in first["how_to_approve"]
+    assert second["status"] == "verified"
+    assert second["answer"] == "booked 6 h"
+    approved = read_journal(Path(second["journal"])).of_kind("plan.approved")[0]
+    assert (approved.who, approved.plan_hash) == ("mcp-client", first["plan_hash"])
+
+
+def test_a_wrong_approval_hash_runs_nothing(server):
+    result = call(server, "run", {"task_file": "booking.yaml", "approve": "0" * 64})
+    assert result.structured_content["status"] == "needs_approval"
+
+
+def test_a_journal_replays_without_tools(server, root):
+    async def scenario(client: Client) -> dict[str, Any]:
+        ran = (
+            await client.call_tool("run", {"task_file": "examples/migration.yaml"})
+        ).structured_content
+        replayed = await client.call_tool("replay", {"journal": ran["journal"]})
+        return replayed.structured_content
+
+    replayed = session(server, scenario)
+    assert replayed["identical"] is True
+    assert replayed["answer"].startswith("3 nights")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"task_file": "../outside.yaml"}, "outside the server's root"),
+        ({"task_file": "missing.yaml"}, "no such task file"),
+        ({"task": {"goal": "g", "plugins": ["booking.py"]}}, "may not load plugins"),
+        ({"task": {"goal": "g", "mcp_servers": [{"command": "sh"}]}}, "or start MCP servers"),
+        ({"goal": "g", "task_file": "booking.yaml"}, "exactly one of task_file, task or goal"),
+        ({"task": {"goal": "g", "colour": "red"}}, "not a valid task"),
+        ({"task_file": "broken.yaml"}, "not valid YAML"),
+        ({"task_file": "broken.yaml", "plan": ONE_STEP}, "not valid YAML"),
+        ({"task_file": "booking.yaml", "plan": {"steps": "none"}}, "not a valid plan"),
+    ],
+)
+def test_what_a_client_may_not_name_is_a_clear_tool_error(server, args, message):
+    result = call(server, "run", args)
+    assert result.is_error
+    assert message in result.content[0].text
+
+
+def test_planning_without_a_model_says_how_to_get_one(server):
+    result = call(server, "plan", {"task_file": "examples/planned/migration.yaml"})
+    assert result.is_error
+    assert "no planner is configured" in result.content[0].text
+
+
+def test_a_scripted_model_plans_and_the_run_repairs_to_three_nights(root):
+    script = str(root / "examples" / "planned" / "migration.script.yaml")
+    task = {"task_file": "examples/planned/migration.yaml"}
+
+    async def scenario(client: Client) -> tuple[CallToolResult, CallToolResult]:
+        return await client.call_tool("plan", task), await client.call_tool("run", task)
+
+    planned, ran = session(stdio(root, "--scripted", script), scenario)
+    assert not planned.is_error, planned.content
+    steps = {step["id"] for step in planned.structured_content["plan"]["steps"]}
+    assert {"per_night", "nights"} <= steps
+    assert ran.structured_content["answer"].startswith("3 nights")
+    assert ran.structured_content["status"] == "verified"
+
+
+def test_a_model_behind_an_openai_compatible_endpoint_plans_a_goal(root, httpserver):
+    from tests.planner.conftest import migration_plan
+
+    chat = ChatServer(httpserver, [(200, json.dumps(migration_plan()))])
+    server = stdio(root, "--base-url", chat.url, "--api-key", "sk-local", "--model", "m")
+    goal = "Nights to move 2.5 TB over 450 Mbps, 00:00-06:00, 90% utilisation, 0.88 retry factor"
+    task = {
+        "goal": goal,
+        "inputs": {"data": "2.5 TB", "link": "450 Mbps"},
+        "tools": ["unit_convert", "calculate"],
+    }
+    planned = call(server, "plan", {"task": task})
+    assert not planned.is_error, planned.content
+    assert planned.structured_content["plan"]["steps"][-1]["id"] == "nights"
+    assert len(chat.requests) == 1
+
+
+def test_the_example_client_gets_three_nights_a_named_problem_and_an_identical_replay(root):
+    client = EXAMPLES / "mcp_client.py"
+    command = [sys.executable, str(client), "--root", str(root / "examples")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "tools: validate, plan, run, replay"
+    assert lines[1] == "run: verified: 3 nights (962.28 GB per night; 2,500 GB in all)"
+    assert "${total} refers to no step" in lines[3] and "cannot convert 450 Mbps" in lines[3]
+    assert lines[4] == "replay identical: True"
