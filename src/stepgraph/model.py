@@ -136,6 +136,11 @@ class Task(_Strict):
     cross_check: bool = Field(
         False, description="Verified only if a second, independent plan reaches the same answer."
     )
+    stream: bool = Field(
+        False,
+        description="Stream the plan from the model and start read-only steps as they are "
+        "written (needs a streaming endpoint; falls back when it does not stream).",
+    )
 
     @field_validator("inputs", mode="before")
     @classmethod

@@ -39,6 +39,7 @@ class Engine:
         repair_rounds: int = 2,
         backend: Callable[[], Backend] | None = None,
         cross_check: bool = False,
+        stream: bool = False,
     ) -> None:
         self.tools = default_registry()
         for item in tools:
@@ -50,6 +51,7 @@ class Engine:
             max_workers=max_workers,
             backend=backend or ThreadBackend,
             cross_check=cross_check,
+            stream=stream,
         )
 
     @property
@@ -178,6 +180,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "repair_rounds",
         "backend",
         "cross_check",
+        "stream",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

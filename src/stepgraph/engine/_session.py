@@ -23,6 +23,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._cross import cross_check
+from stepgraph.engine._streaming import EarlyStart, early_start
 from stepgraph.exceptions import (
     ApprovalError,
     JournalError,
@@ -89,6 +90,7 @@ class RunConfig:
     max_workers: int | None
     backend: Callable[[], Backend]
     cross_check: bool = False  # a verified run must be reproduced by a second plan
+    stream: bool = False  # start read-only steps while the plan streams in (_streaming.py)
 
 
 @dataclass
@@ -128,6 +130,7 @@ class RunSession:
         self.started = time.monotonic()
         self.completed: dict[str, tuple[Any, dict[str, Any]]] = {}  # signature -> value, args
         self.runs_of_call: Counter[str] = Counter()
+        self.early: EarlyStart | None = None  # steps of a streamed first plan, started early
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
@@ -161,6 +164,9 @@ class RunSession:
             with suppress(JournalError):
                 self._end("internal_error", e)
             raise
+        finally:
+            if self.early is not None:  # a streamed plan that never ran: its steps end
+                self.early.abandon()
 
     def _start(self) -> None:
         task = self.prepared.task
@@ -176,6 +182,7 @@ class RunSession:
                 config={
                     "repair_rounds": self.config.repair_rounds,
                     "cross_check": self.config.cross_check,
+                    "stream": self.config.stream,
                 },
                 **self.options.start_fields,
             )
@@ -261,7 +268,9 @@ class RunSession:
                 )
             )
             return plan
-        return require_planner(self.config.planner, prepared).plan(prepared, self.journal)
+        planner = require_planner(self.config.planner, prepared)
+        self.early = early_start(self)
+        return planner.plan(prepared, self.journal, watch=self.early)
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared
@@ -281,7 +290,9 @@ class RunSession:
         if prior is not None:
             refused.update(prior.failed)
         workers = self.config.max_workers or prepared.task.max_workers
-        execution = execute(
+        early, self.early = self.early, None
+        execution = early.finish(plan, graph) if early is not None else None
+        execution = execution or execute(
             graph,
             prepared.tools,
             prepared.inputs,

@@ -12,6 +12,7 @@ from stepgraph.model import StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
 from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
+from stepgraph.planner._stream import PlanWatcher
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 
@@ -23,14 +24,23 @@ class Planner:
         self.client = client
         self.plan_retries = plan_retries
 
-    def plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
-        """Ask for a plan; on problems send them back, at most `plan_retries` times."""
+    def plan(
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        *,
+        watch: PlanWatcher | None = None,
+    ) -> StepGraph:
+        """Ask for a plan; on problems send them back, at most `plan_retries` times.
+
+        With `watch`, each answer is streamed to it as it is written (see `_stream`).
+        """
         shown = {name: format_value(value) for name, value in task.inputs.items()}
         messages = [
             {"role": "system", "content": system_prompt(task.tools)},
             {"role": "user", "content": goal_message(task.task.goal, shown)},
         ]
-        return self._converse(messages, "plan", task, journal)
+        return self._converse(messages, "plan", task, journal, watch=watch)
 
     def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
         """Ask, independently and sampling more widely, for a plan by a route of its own.
@@ -109,13 +119,14 @@ class Planner:
         task: PreparedTask,
         journal: JournalWriter | None,
         wider: int = 0,
+        watch: PlanWatcher | None = None,
     ) -> StepGraph:
         """Ask until a plan is valid; `wider` samples as if that many attempts came first."""
         opening = list(messages)
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
-            reply = self._ask(messages, purpose, attempt, plan_schema(), journal, wider)
+            reply = self._ask(messages, purpose, attempt, plan_schema(), journal, wider, watch)
             again = refused.get(_normalized(reply.text))
             if again is not None:
                 parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again.problems])
@@ -179,6 +190,7 @@ class Planner:
         schema: dict[str, Any] | None,
         journal: JournalWriter | None,
         wider: int = 0,
+        watch: PlanWatcher | None = None,
     ) -> LLMReply:
         if journal:
             journal.emit(
@@ -186,7 +198,10 @@ class Planner:
                     purpose=purpose, attempt=attempt, model=self.client.model, messages=messages
                 )
             )
-        reply = self.client.complete(messages, schema=schema, attempt=attempt + wider)
+        streamed = {} if watch is None else {"on_text": watch.feed}
+        if watch is not None:
+            watch.begin()
+        reply = self.client.complete(messages, schema=schema, attempt=attempt + wider, **streamed)
         if journal:
             journal.emit(
                 LLMResponse(
@@ -198,6 +213,7 @@ class Planner:
                     mode=reply.mode,
                     model=reply.model,
                     retries=reply.retries,
+                    stream=reply.stream,
                 )
             )
         return reply
