@@ -8,8 +8,9 @@ forward references, the answer template, units) wait for the finished text, whic
 planner parses exactly as it parses an answer that was not streamed.
 
 A step counts as complete once the model has begun the next thing after it (the next
-step, or the key after the steps): jiter's partial mode closes an unfinished object, so
-the last element on its own cannot be told from a finished one.
+step, or the value of the key after the steps): jiter's partial mode closes an unfinished
+object, so the last element on its own cannot be told from a finished one. A plan whose
+steps come last has its last step at the end of the answer, as without streaming.
 """
 
 from __future__ import annotations
