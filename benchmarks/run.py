@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from benchmarks import critical_path, economy, overhead, scale
+from benchmarks import critical_path, economy, overhead, scale, streaming
 from benchmarks._common import machine
 
 
@@ -23,9 +23,10 @@ def main(argv: list[str] | None = None) -> int:
             lambda: overhead.run(steps=2_000, repeats=1),
             lambda: scale.run(sizes=(500, 2_000), events=10_000, replay_steps=1_000),
             economy.run,
+            lambda: streaming.run(rate=400, latency=0.1),
         ]
     else:
-        sections = [critical_path.run, overhead.run, scale.run, economy.run]
+        sections = [critical_path.run, overhead.run, scale.run, economy.run, streaming.run]
     for section in sections:
         print()
         print(section(), flush=True)

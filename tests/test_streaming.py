@@ -16,7 +16,7 @@ from stepgraph import (
     replay,
     tool,
 )
-from stepgraph.engine._approval import Decision
+from stepgraph.engine import Decision
 from stepgraph.journal import read_journal
 from tests.conftest import invoke
 from tests.planner.conftest import migration_plan
