@@ -223,3 +223,13 @@ def test_a_policy_that_runs_nothing_starts_nothing(tmp_path, policy):
         result, journal = run(server, tmp_path / "s.jsonl", stream=True, approval=policy)
     assert result.status is RunStatus.NOT_RUN
     assert not [e for e in journal.events if e.event == "action"]
+
+
+def test_a_run_where_a_person_approved_replays_without_streaming(tmp_path):
+    """`run.start` says whether streaming was in force; the replay follows it, not the task key."""
+    path = tmp_path / "s.jsonl"
+    with ChatStreamServer([bad_then_more(), PLAN], tokens_per_second=RATE) as server:
+        run(server, path, task(stream=True), approval=ApprovalPolicy.ASK, approver=Person())
+    assert read_journal(path).events[0].config["stream"] is False
+    report = replay(path, tools=[send_report])
+    assert report.identical, report.divergences

@@ -169,7 +169,7 @@ def run(
             planner=planner,
             repair_rounds=repair_rounds,
             cross_check=cross_check,
-            stream=stream,
+            stream=stream or None,  # unset: the task file's `stream` key decides
             backend=factory,
         )
         if journal is not None:  # before the task is loaded: nothing may run first

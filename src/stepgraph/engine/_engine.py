@@ -39,7 +39,7 @@ class Engine:
         repair_rounds: int = 2,
         backend: Callable[[], Backend] | None = None,
         cross_check: bool = False,
-        stream: bool = False,
+        stream: bool | None = None,
     ) -> None:
         self.tools = default_registry()
         for item in tools:

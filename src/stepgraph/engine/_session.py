@@ -23,7 +23,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._cross import cross_check
-from stepgraph.engine._streaming import EarlyStart, early_start
+from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
     JournalError,
@@ -90,7 +90,7 @@ class RunConfig:
     max_workers: int | None
     backend: Callable[[], Backend]
     cross_check: bool = False  # a verified run must be reproduced by a second plan
-    stream: bool = False  # start read-only steps while the plan streams in (_streaming.py)
+    stream: bool | None = None  # start read-only steps while the plan streams in; None: task
 
 
 @dataclass
@@ -182,7 +182,7 @@ class RunSession:
                 config={
                     "repair_rounds": self.config.repair_rounds,
                     "cross_check": self.config.cross_check,
-                    "stream": self.config.stream,
+                    "stream": streaming_applies(self),
                 },
                 **self.options.start_fields,
             )

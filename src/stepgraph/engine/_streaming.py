@@ -31,22 +31,30 @@ if TYPE_CHECKING:
     from stepgraph.engine._session import RunSession
 
 
-def early_start(session: RunSession) -> EarlyStart | None:
-    """An `EarlyStart` for the session's first plan, or None when streaming does not apply.
+def streaming_applies(session: RunSession) -> bool:
+    """Whether the session's first plan is streamed into execution.
 
-    It applies when streaming is asked for (the engine's option or the task's key), the
+    It is when streaming is asked for (the engine's option, else the task's key), the
     planner's client can stream, and the policy runs a read-only plan without a person.
+    The run's `run.start` records the outcome, and a replay streams exactly when it says.
     """
     config, prepared, options = session.config, session.prepared, session.options
+    wanted = prepared.task.stream if config.stream is None else config.stream
     planner = config.planner
-    if not (config.stream or prepared.task.stream) or planner is None:
-        return None
-    if options.prior is not None or not streams(planner.client):
-        return None
+    if not wanted or planner is None or options.prior is not None:
+        return False
+    if prepared.plan is not None or options.plan_file is not None or not streams(planner.client):
+        return False
     policy = effective_policy(options.policy, False, options.approver is not None)
-    if policy not in (ApprovalPolicy.AUTO, ApprovalPolicy.READONLY):
-        return None  # a person decides first, or nothing runs: plan as without streaming
-    workers = config.max_workers or prepared.task.max_workers
+    return policy in (ApprovalPolicy.AUTO, ApprovalPolicy.READONLY)  # else a person decides
+
+
+def early_start(session: RunSession) -> EarlyStart | None:
+    """An `EarlyStart` for the session's first plan, or None when streaming does not apply."""
+    if not streaming_applies(session):
+        return None
+    config = session.config
+    workers = config.max_workers or session.prepared.task.max_workers
     return EarlyStart(session, workers, config.backend)
 
 
