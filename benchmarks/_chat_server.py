@@ -47,6 +47,7 @@ class ChatStreamServer:
     answers: Sequence[str]
     tokens_per_second: float = 20.0
     streaming: bool = True
+    fail_after: int | None = None  # send an error event after this many tokens
     served: list[Served] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -159,6 +160,11 @@ def _handler(owner: ChatStreamServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             try:
                 for piece in _paced(pieces, owner.delay()):
+                    if record.sent == owner.fail_after:  # as a server whose model crashed
+                        error = {"error": {"message": "the model crashed", "type": "server"}}
+                        self.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
+                        self.wfile.flush()
+                        break
                     self.wfile.write(_chunk(piece))
                     self.wfile.flush()
                     record.sent += 1
