@@ -239,9 +239,9 @@ def test_a_run_where_a_person_approved_replays_without_streaming(tmp_path):
 def test_a_stream_that_breaks_off_ends_the_run_with_a_clear_error(tmp_path):
     """An error event mid-answer: not retried (steps already started), the run ends as an error."""
     path = tmp_path / "s.jsonl"
-    with ChatStreamServer([PLAN], tokens_per_second=RATE, fail_after=120) as server:
-        with pytest.raises(LLMError, match="stream broke off after 120 pieces"):
-            run(server, path, stream=True)
+    server = ChatStreamServer([PLAN], tokens_per_second=RATE, fail_after=120)
+    with server, pytest.raises(LLMError, match="stream broke off after 120 pieces"):
+        run(server, path, stream=True)
     events = read_journal(path).events
     assert len(server.served) == 1
     assert [e.status for e in events if e.event == "run.end"] == ["error"]
