@@ -254,3 +254,12 @@ def test_a_stream_that_breaks_off_ends_the_run_with_a_clear_error(tmp_path):
     assert [e.status for e in events if e.event == "run.end"] == ["error"]
     started = {e.step for e in events if e.event == "action"}
     assert started and started <= {e.step for e in events if e.event == "observation"}
+
+
+def test_show_says_which_answers_were_streamed_and_which_stopped(tmp_path):
+    path = tmp_path / "s.jsonl"
+    with ChatStreamServer([bad_then_more(), PLAN], tokens_per_second=FAST) as server:
+        run(server, path, stream=True)
+    shown = invoke("show", path).output
+    assert "model (plan, attempt 1): streamed: stopped;" in shown
+    assert "model (plan, attempt 2): streamed: complete;" in shown
