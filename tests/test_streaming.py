@@ -263,3 +263,16 @@ def test_show_says_which_answers_were_streamed_and_which_stopped(tmp_path):
     shown = invoke("show", path).output
     assert "model (plan, attempt 1): streamed: stopped;" in shown
     assert "model (plan, attempt 2): streamed: complete;" in shown
+
+
+def test_a_plan_that_fails_whole_plan_checks_at_its_end_goes_back_to_the_planner(tmp_path):
+    """Every step is fine alone, the answer template is not: checked once the answer is whole."""
+    broken = migration_plan(answer="${nights} nights, ${weeks} weeks")
+    with ChatStreamServer([broken, PLAN], tokens_per_second=FAST) as server:
+        result, journal = run(server, tmp_path / "s.jsonl", stream=True)
+    responses = [e for e in journal.events if e.event == "llm.response"]
+    assert [r.stream for r in responses] == ["complete", "complete"]
+    invalid = next(e for e in journal.events if e.event == "plan.invalid")
+    assert any("answer template" in p and "${weeks}" in p for p in invalid.problems)
+    assert seq(journal, "action", "rate") < seq(journal, "plan.invalid")  # started, then refused
+    assert result.status is RunStatus.VERIFIED and result.answer == "3 nights (962.28 GB per night)"
