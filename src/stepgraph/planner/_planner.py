@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepgraph.exceptions import PlanningError, PlanProblem
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
@@ -12,9 +12,11 @@ from stepgraph.model import StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
 from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
-from stepgraph.planner._stream import PlanWatcher
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
+
+if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
+    from stepgraph.planner._stream import PlanWatcher
 
 
 class Planner:

@@ -16,11 +16,9 @@ steps come last has its last step at the end of the answer, as without streaming
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import jiter
-import openai
-from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from stepgraph.exceptions import LLMError, PlanProblem
@@ -29,6 +27,9 @@ from stepgraph.model import Step
 from stepgraph.planner._parse import _normalize_step
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    import openai
 
 TextSink = Callable[[str], bool]
 """Called with the answer so far after each streamed piece; False stops the stream."""
@@ -132,6 +133,9 @@ def stream_completion(
     `on_text` gets the whole answer at once (outcome "not streamed"). Errors of status,
     connection and timeout are the SDK's, for the caller's retries.
     """
+    import openai  # here, not at import time: `stepgraph --help` need not load the SDK
+    from openai.types.chat import ChatCompletion
+
     raw = client.chat.completions.with_raw_response.create(stream=True, **request)
     if "text/event-stream" not in raw.headers.get("content-type", ""):
         try:
