@@ -36,6 +36,11 @@ TextSink = Callable[[str], bool]
 
 StreamOutcome = Literal["complete", "stopped", "not streamed"]
 
+# The answer is re-read whole after each piece: past this size (a plan needs a few KB)
+# reading stops, and the rest waits for the finished answer, so a runaway answer costs
+# no more than about a gigabyte of parsing in all.
+MAX_STREAMED_CHARS = 65_536
+
 
 class PlanWatcher(Protocol):
     """What the planner tells about an answer being streamed."""
@@ -58,12 +63,13 @@ class PlanStream:
         self.steps: list[Step] = []  # complete and valid, in the order written
         self.problems: list[PlanProblem] = []  # of the first invalid step; then nothing more
         self._seen = 0  # raw step objects read so far
+        self._closed = False  # every step is read: nothing more to find
 
     def feed(self, text: str) -> list[Step]:
         """The answer so far; return the steps completed since the last call."""
-        if self.problems:
+        if self.problems or self._closed or len(text) > MAX_STREAMED_CHARS:
             return []
-        raw_steps = _written_steps(text)
+        raw_steps, self._closed = _written_steps(text)
         fresh: list[Step] = []
         for raw in raw_steps[self._seen :]:
             self._seen += 1
@@ -98,19 +104,19 @@ class PlanStream:
         return None if self.problems else step
 
 
-def _written_steps(text: str) -> list[Any]:
-    """The step objects of a partial answer that are certainly complete."""
+def _written_steps(text: str) -> tuple[list[Any], bool]:
+    """The step objects of a partial answer that are certainly complete; are they all?"""
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
-        return []
+        return [], False
     try:
         data = jiter.from_json(text[start:].encode(), partial_mode="trailing-strings")
     except ValueError:  # not JSON (yet): the finished answer goes through json-repair
-        return []
+        return [], False
     if isinstance(data, list):  # a bare list of steps: the last is whole only at the end
-        return data[:-1]
+        return data[:-1], False
     if not isinstance(data, dict):
-        return []
+        return [], False
     closed = False
     if not isinstance(data.get("steps"), list) and isinstance(data.get("plan"), dict):
         keys = list(data)
@@ -118,10 +124,10 @@ def _written_steps(text: str) -> list[Any]:
         data = data["plan"]
     steps = data.get("steps")
     if not isinstance(steps, list):
-        return []
+        return [], False
     keys = list(data)
     closed = closed or keys.index("steps") < len(keys) - 1  # a key follows the steps
-    return steps if closed else steps[:-1]
+    return (steps, True) if closed else (steps[:-1], False)
 
 
 def stream_completion(
