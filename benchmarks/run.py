@@ -6,7 +6,16 @@ import argparse
 import sys
 import time
 
-from benchmarks import critical_path, economy, mcp_calls, overhead, scale, serve, telemetry
+from benchmarks import (
+    critical_path,
+    economy,
+    mcp_calls,
+    overhead,
+    scale,
+    serve,
+    streaming,
+    telemetry,
+)
 from benchmarks._common import machine
 
 
@@ -26,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
             lambda: telemetry.run(steps=300, repeats=2),
             lambda: serve.run(journals=100, repeats=2),
             lambda: mcp_calls.run(steps=100, repeats=1),
+            lambda: streaming.run(rate=400, latency=0.1),
         ]
     else:
         sections = [
@@ -36,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             telemetry.run,
             serve.run,
             mcp_calls.run,
+            streaming.run,
         ]
     for section in sections:
         print()

@@ -310,6 +310,11 @@ class Task(_Strict):
     budget: Budget | None = Field(
         None, description="Limits on model calls, tokens, tool calls, wall time and cost."
     )
+    stream: bool = Field(
+        False,
+        description="Stream the plan from the model and start read-only steps as they are "
+        "written (needs a streaming endpoint; falls back when it does not stream).",
+    )
 
     @field_validator("inputs", mode="before")
     @classmethod

@@ -137,6 +137,13 @@ def run(
     max_retries: MaxRetriesOpt = None,
     repair_rounds: RepairOpt = 2,
     cross_check: CrossCheckOpt = False,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            "--stream",
+            help="Stream the plan and start read-only steps as the model writes them.",
+        ),
+    ] = False,
     backend: Annotated[
         Literal["thread", "dask"],
         typer.Option(help="Where tool calls run: threads here, or a Dask cluster."),
@@ -183,6 +190,7 @@ def run(
             planner=planner,
             repair_rounds=repair_rounds,
             cross_check=cross_check,
+            stream=stream or None,  # unset: the task file's `stream` key decides
             backend=factory,
         )
         if journal is not None:  # before the task is loaded: nothing may run first

@@ -50,6 +50,7 @@ class Engine:
         backend: Callable[[], Backend] | None = None,
         cross_check: bool = False,
         mcp_servers: Iterable[McpServerSpec | str | dict[str, Any]] = (),
+        stream: bool | None = None,
     ) -> None:
         self.tools = default_registry()
         # Started by each prepare, with the task's own; stopped when the run ends.
@@ -63,6 +64,7 @@ class Engine:
             max_workers=max_workers,
             backend=backend or ThreadBackend,
             cross_check=cross_check,
+            stream=stream,
         )
 
     @property
@@ -226,6 +228,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "backend",
         "cross_check",
         "mcp_servers",
+        "stream",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

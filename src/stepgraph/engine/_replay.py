@@ -139,17 +139,27 @@ class ReplayBackend:
 class ReplayLLM:
     """A model that gives the recorded answers in order."""
 
+    streams = True  # a streamed run's answers are streamed again, whole: the same steps start
+
     def __init__(self, texts: Sequence[str], model: str = "replay") -> None:
         self._texts = deque(texts)
         self.model = model
 
     def complete(
-        self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None, attempt: int = 1
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
+        on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
         """The next recorded answer; asking for more than the record holds is an error."""
         if not self._texts:
             raise LLMError("the replay asked the model more often than the recorded run did")
-        return LLMReply(text=self._texts.popleft(), model=self.model)
+        text = self._texts.popleft()
+        if on_text is not None:
+            on_text(text)
+        return LLMReply(text=text, model=self.model)
 
 
 def replay(
@@ -189,6 +199,7 @@ def replay(
         planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
         cross_check=bool(recording.start.config.get("cross_check", False)),
+        stream=bool(recording.start.config.get("stream", False)),
         backend=lambda: ReplayBackend(recorded, live_steps, live=live),
     )
     report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)

@@ -28,6 +28,7 @@ from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._per_step import run_read_only
+from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
     BudgetExceededError,
@@ -96,6 +97,7 @@ class RunConfig:
     max_workers: int | None
     backend: Callable[[], Backend]
     cross_check: bool = False  # a verified run must be reproduced by a second plan
+    stream: bool | None = None  # start read-only steps while the plan streams in; None: task
 
 
 @dataclass
@@ -140,6 +142,7 @@ class RunSession:
         self.completed: dict[str, tuple[Any, dict[str, Any]]] = {}  # signature -> value, args
         self.awaiting: StepGraph | None = None  # the plan a parked run waits on
         self.runs_of_call: Counter[str] = Counter()
+        self.early: EarlyStart | None = None  # steps of a streamed first plan, started early
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
@@ -179,6 +182,9 @@ class RunSession:
             with suppress(JournalError):
                 self._end("internal_error", e)
             raise
+        finally:
+            if self.early is not None:  # a streamed plan that never ran: its steps end
+                self.early.abandon()
 
     def _start(self) -> None:
         task = self.prepared.task
@@ -195,6 +201,7 @@ class RunSession:
                 config={
                     "repair_rounds": self.config.repair_rounds,
                     "cross_check": self.config.cross_check,
+                    "stream": streaming_applies(self),
                 },
                 **self.options.start_fields,
             )
@@ -300,7 +307,9 @@ class RunSession:
                 )
             )
             return plan
-        return require_planner(self.config.planner, prepared).plan(prepared, self.journal)
+        planner = require_planner(self.config.planner, prepared)
+        self.early = early_start(self)
+        return planner.plan(prepared, self.journal, watch=self.early)
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared.for_plan(plan)
@@ -320,7 +329,9 @@ class RunSession:
         if prior is not None:
             refused.update(prior.failed)
         workers = self.config.max_workers or prepared.task.max_workers
-        execution = execute(
+        early, self.early = self.early, None
+        execution = early.finish(plan, graph) if early is not None else None
+        execution = execution or execute(
             graph,
             prepared.tools,
             prepared.inputs,

@@ -4,7 +4,13 @@ from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
 from stepgraph.executor._dask import DaskBackend, dask_backend
 from stepgraph.executor._reuse import plan_diff, step_signatures
 from stepgraph.executor._scheduler import Execution, Scheduler, StepRecord, StepState, execute
-from stepgraph.executor._validate import build_graph, check_plan, dependencies, validate_plan
+from stepgraph.executor._validate import (
+    build_graph,
+    check_plan,
+    dependencies,
+    step_problems,
+    validate_plan,
+)
 
 __all__ = [
     "Backend",
@@ -21,6 +27,7 @@ __all__ = [
     "dependencies",
     "execute",
     "plan_diff",
+    "step_problems",
     "step_signatures",
     "validate_plan",
 ]

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 
 from stepgraph.exceptions import BudgetExceededError, NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+from stepgraph.executor._validate import dependencies
 from stepgraph.journal import (
     Action,
     JournalWriter,
@@ -133,6 +134,9 @@ class _Abandoned:
     give_up_at: float
 
 
+_WAKE: Future[Any] = Future()  # put on the completion queue to wake the loop for arrivals
+
+
 def _describe(error: BaseException) -> str:
     if isinstance(error, StepgraphError):
         return str(error)
@@ -173,6 +177,60 @@ class Scheduler:
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})
         self._stopped: BudgetExceededError | None = None  # no launches; running calls finish
+        # A streamed plan: steps arrive while the scheduler runs (`add`), until `close`.
+        self._open = False
+        self._arrivals: queue.SimpleQueue[list[Step] | None] = queue.SimpleQueue()
+
+    def open(self) -> None:
+        """Keep running when idle, for steps still to come through `add`, until `close`."""
+        self._open = True
+
+    def add(self, steps: list[Step]) -> None:
+        """Give the running scheduler more steps (from any thread).
+
+        Every step a new one depends on must be given before it or with it.
+        """
+        self._arrivals.put(list(steps))
+        self._completed.put(_WAKE)
+
+    def close(self) -> None:
+        """No more steps will come: finish what is given, then return from `run`."""
+        self._arrivals.put(None)
+        self._completed.put(_WAKE)
+
+    def _take_arrivals(self) -> None:
+        """Add the steps given since the last wake-up to the graph; queue those ready."""
+        while self._open:
+            try:
+                steps = self._arrivals.get_nowait()
+            except queue.Empty:
+                return
+            if steps is None:
+                self._open = False
+                return
+            for step in steps:
+                self.graph.add_node(step.id, step=step)
+            for step in steps:
+                self.graph.add_edges_from((dep, step.id) for dep in dependencies(step))
+            for step in steps:
+                upstream = list(self.graph.predecessors(step.id))
+                failed = [u for u in upstream if self._failed_or_skipped(u)]
+                self._waiting[step.id] = sum(not self._has_value(u) for u in upstream)
+                if failed:
+                    reason = f"depends on '{failed[0]}', which failed"
+                    record = self.result.record(step.id)
+                    record.state, record.error = StepState.SKIPPED, reason
+                    self.journal.emit(StepSkipped(step=step.id, reason=reason))
+                elif self._waiting[step.id] == 0:
+                    self._ready.append(step.id)
+
+    def _has_value(self, step_id: str) -> bool:
+        record = self.result.records.get(step_id)
+        return record is not None and record.state in (StepState.DONE, StepState.REUSED)
+
+    def _failed_or_skipped(self, step_id: str) -> bool:
+        record = self.result.records.get(step_id)
+        return record is not None and record.state in (StepState.FAILED, StepState.SKIPPED)
 
     def run(self) -> Execution:
         """Run every step that can run; return values, observations, failures and skips."""
@@ -190,12 +248,13 @@ class Scheduler:
             and node not in self._refused
         )
         try:
-            while self._ready or self._retries or self._running or self._abandoned:
+            while self._ready or self._retries or self._running or self._abandoned or self._open:
+                self._take_arrivals()
                 for call, attempt in self._launches():  # their actions are on disk now
                     future = self._backend.submit(call)
                     self._running[future] = attempt
                     future.add_done_callback(self._completed.put)
-                if not (self._running or self._retries or self._abandoned):
+                if not (self._running or self._retries or self._abandoned or self._open):
                     continue
                 done = self._wait_for_completions()
                 with self.journal.batch():
@@ -219,9 +278,10 @@ class Scheduler:
         deadlines = [attempt.deadline for attempt in self._running.values()]
         deadlines += [retry[0] for retry in self._retries]
         deadlines += [waiting.give_up_at for waiting in self._abandoned.values()]
-        nearest = min(deadlines)
+        nearest = min(deadlines, default=None)  # None: idle, waiting for `add` or `close`
+        wait = None if nearest is None else max(0.0, nearest - time.monotonic())
         try:
-            finished = [self._completed.get(timeout=max(0.0, nearest - time.monotonic()))]
+            finished = [self._completed.get(timeout=wait)]
         except queue.Empty:
             return []
         with suppress(queue.Empty):

@@ -102,6 +102,23 @@ def check_plan(plan: StepGraph, task: PreparedTask) -> nx.DiGraph:
     return validate_plan(plan, task.tools, task.inputs, task.extra_checks, answer=task.answer)
 
 
+def step_problems(
+    step: Step, written: set[str], tools: ToolRegistry, inputs: Mapping[str, Any]
+) -> list[PlanProblem]:
+    """One step's own problems, while the rest of its plan is still being written.
+
+    Steps it refers to count as present: a forward reference is checked once the plan
+    is whole. `written` holds the ids seen so far; seeing this id among them is a duplicate.
+    """
+    ids = Counter({*written, *dependencies(step), step.id})
+    problems = _step_problems(step, ids, tools, inputs)
+    if step.id in written:
+        problems.append(PlanProblem(step.id, "id used by 2 steps; ids must be unique"))
+    if step.id in RESERVED_IDS:
+        problems.append(PlanProblem(step.id, f"'{step.id}' is reserved; choose another id"))
+    return problems
+
+
 def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, Any]) -> str | None:
     if ref.step == "inputs":
         if not ref.path:
@@ -257,4 +274,11 @@ def _known(ref: Reference, prototypes: dict[str, Any]) -> bool:
     return prototypes.get(ref.step, UNKNOWN) is not UNKNOWN and not ref.path
 
 
-__all__ = ["REFERENCE_PATTERN", "build_graph", "check_plan", "dependencies", "validate_plan"]
+__all__ = [
+    "REFERENCE_PATTERN",
+    "build_graph",
+    "check_plan",
+    "dependencies",
+    "step_problems",
+    "validate_plan",
+]

@@ -141,6 +141,9 @@ class LLMResponse(JournalEvent):
     latency_ms: float
     mode: str
     retries: int = 0
+    stream: str | None = (
+        None  # streamed: "complete", "stopped" (a step was invalid), "not streamed"
+    )
 
 
 class PlanRepair(JournalEvent):

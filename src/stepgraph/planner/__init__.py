@@ -12,6 +12,7 @@ from stepgraph.planner._client import (
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._planner import Planner
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
+from stepgraph.planner._stream import PlanStream, PlanWatcher, streams
 
 __all__ = [
     "MAX_PLAN_STEPS",
@@ -22,11 +23,14 @@ __all__ = [
     "Message",
     "OpenAIClient",
     "ParsedPlan",
+    "PlanStream",
+    "PlanWatcher",
     "Planner",
     "ResponseMode",
     "extract_json",
     "parse_plan",
     "plan_schema",
+    "streams",
     "system_prompt",
     "tool_guide",
 ]

@@ -15,7 +15,7 @@ a timeout is reported at once, with every attempt and how long it took.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -49,6 +49,7 @@ class LLMReply:
     mode: ResponseMode = "text"
     model: str = ""
     retries: int = 0
+    stream: str | None = None  # streamed: "complete", "stopped" or "not streamed"
 
 
 class LLMClient(Protocol):
@@ -119,6 +120,8 @@ class LLMSettings(BaseSettings):
 class OpenAIClient:
     """A Chat Completions client for OpenAI, vLLM, Ollama or a llama.cpp server."""
 
+    streams = True  # `complete(on_text=...)` streams the answer (planner/_stream.py)
+
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
         self.model = settings.model
@@ -134,15 +137,19 @@ class OpenAIClient:
         *,
         schema: dict[str, Any] | None = None,
         attempt: int = 1,
+        on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
-        """One completion; a response format the endpoint refuses falls back to the next."""
+        """One completion; a response format the endpoint refuses falls back to the next.
+
+        With `on_text` the answer is streamed, and `on_text` sees it grow (see `_stream`).
+        """
         if schema is None:
-            return self._send(messages, "text", None, attempt)
+            return self._send(messages, "text", None, attempt, on_text)
         modes = [self.mode] if self.mode else list(_LADDERS[self.settings.response_format])
         while True:
             mode = modes.pop(0)
             try:
-                reply = self._send(messages, mode, schema, attempt)
+                reply = self._send(messages, mode, schema, attempt, on_text)
             except _Refused as e:
                 if mode == "json_object+schema" and "schema" not in e.body:
                     modes = [m for m in modes if m != "json_object"]  # JSON mode itself refused
@@ -158,6 +165,7 @@ class OpenAIClient:
         mode: ResponseMode,
         schema: dict[str, Any] | None,
         attempt: int,
+        on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
         """One request, retried on 429/5xx/refused connections; a timeout is final."""
         took: list[float] = []
@@ -165,7 +173,7 @@ class OpenAIClient:
         for number in range(1, self.settings.max_retries + 2):
             started = time.monotonic()
             try:
-                reply = self._create(messages, mode, schema, attempt)
+                reply = self._create(messages, mode, schema, attempt, on_text)
             except openai.APITimeoutError as e:
                 took.append(time.monotonic() - started)
                 raise LLMError(
@@ -206,15 +214,23 @@ class OpenAIClient:
         mode: ResponseMode,
         schema: dict[str, Any] | None,
         attempt: int,
+        on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
         started = time.monotonic()
+        request = {
+            "model": self.model,
+            "messages": list(messages),
+            **_sampling(attempt),
+            **_response_format(mode, schema),
+        }
+        if on_text is not None:
+            from stepgraph.planner._stream import stream_completion  # only a streamed run
+
+            text, usage, outcome = stream_completion(self._client, request, on_text)
+            took = round((time.monotonic() - started) * 1000, 3)
+            return LLMReply(text, usage, took, mode, self.model, stream=outcome)
         try:
-            completion = self._client.chat.completions.create(
-                model=self.model,
-                messages=list(messages),  # type: ignore[arg-type]
-                **_sampling(attempt),
-                **_response_format(mode, schema),
-            )
+            completion = self._client.chat.completions.create(**request)
         except (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError):
             raise
         except (openai.APIResponseValidationError, ValueError) as e:

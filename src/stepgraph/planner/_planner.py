@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepgraph.exceptions import PlanningError, PlanProblem
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
@@ -16,6 +16,9 @@ from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems
 
+if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
+    from stepgraph.planner._stream import PlanWatcher
+
 
 class Planner:
     """Turns goals into validated step graphs, and repairs graphs that failed."""
@@ -24,14 +27,23 @@ class Planner:
         self.client = client
         self.plan_retries = plan_retries
 
-    def plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
-        """Ask for a plan; on problems send them back, at most `plan_retries` times."""
+    def plan(
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        *,
+        watch: PlanWatcher | None = None,
+    ) -> StepGraph:
+        """Ask for a plan; on problems send them back, at most `plan_retries` times.
+
+        With `watch`, each answer is streamed to it as it is written (see `_stream`).
+        """
         shown = {name: format_value(value) for name, value in task.inputs.items()}
         messages = [
             {"role": "system", "content": system_prompt(task.tools)},
             {"role": "user", "content": goal_message(task.task.goal, shown)},
         ]
-        return self._converse(messages, "plan", task, journal)
+        return self._converse(messages, "plan", task, journal, watch=watch)
 
     def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
         """Ask, independently and sampling more widely, for a plan by a route of its own.
@@ -110,13 +122,14 @@ class Planner:
         task: PreparedTask,
         journal: JournalWriter | None,
         wider: int = 0,
+        watch: PlanWatcher | None = None,
     ) -> StepGraph:
         """Ask until a plan is valid; `wider` samples as if that many attempts came first."""
         opening = list(messages)
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
-            reply = self._ask(messages, purpose, attempt, plan_schema(), journal, wider)
+            reply = self._ask(messages, purpose, attempt, plan_schema(), journal, wider, watch)
             again = refused.get(_normalized(reply.text))
             if again is not None:
                 parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again.problems])
@@ -182,6 +195,7 @@ class Planner:
         schema: dict[str, Any] | None,
         journal: JournalWriter | None,
         wider: int = 0,
+        watch: PlanWatcher | None = None,
     ) -> LLMReply:
         if journal:
             journal.emit(
@@ -189,7 +203,10 @@ class Planner:
                     purpose=purpose, attempt=attempt, model=self.client.model, messages=messages
                 )
             )
-        reply = self.client.complete(messages, schema=schema, attempt=attempt + wider)
+        streamed = {} if watch is None else {"on_text": watch.feed}
+        if watch is not None:
+            watch.begin()
+        reply = self.client.complete(messages, schema=schema, attempt=attempt + wider, **streamed)
         if journal:
             journal.emit(
                 LLMResponse(
@@ -201,6 +218,7 @@ class Planner:
                     mode=reply.mode,
                     model=reply.model,
                     retries=reply.retries,
+                    stream=reply.stream,
                 )
             )
         return reply

@@ -111,9 +111,14 @@ def _llm_request(event: LLMRequest) -> Text:
 
 @render_event.register
 def _llm_response(event: LLMResponse) -> Text:
-    usage = ", ".join(f"{k} {v}" for k, v in event.usage.items())
+    said = [", ".join(f"{k} {v}" for k, v in event.usage.items())] if event.usage else []
+    if event.stream:  # a streamed answer: complete, stopped at an invalid step, not streamed
+        said.append(f"streamed: {event.stream}")
     took = f"{event.latency_ms:.0f} ms"
-    return Text(f"model ({event.purpose}, attempt {event.attempt}): {usage}; {took}", style="dim")
+    return Text(
+        f"model ({event.purpose}, attempt {event.attempt}): {'; '.join([*said, took])}",
+        style="dim",
+    )
 
 
 @render_event.register
