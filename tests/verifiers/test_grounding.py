@@ -224,3 +224,26 @@ def test_show_and_the_approval_view_mark_each_input_with_its_quote_and_each_numb
     out = StringIO()
     show_plan_view(Console(file=out, width=200), plan_view(plan, default_registry(), {}))
     assert 'input window = 6 h  quoting "from 00:00 to 06:00"' in out.getvalue()
+
+
+def test_a_factor_divided_instead_of_multiplied_passes_grounding_but_not_the_cross_check(
+    tmp_path,
+):
+    """Every number is quoted and used; only a second route shows the answer is wrong."""
+
+    def divided(plan):
+        plan["steps"][0]["args"]["expression"] = (
+            "${inputs.link} * ${inputs.window} / ${inputs.utilisation} * (1 - ${inputs.loss})"
+        )
+
+    wrong = _changed(divided)
+    assert _problems(wrong) == []
+    llm = ScriptedLLM([json.dumps(wrong), json.dumps(GROUNDED), json.dumps(wrong)])
+    engine = Engine(planner=Planner(llm), cross_check=True)
+    result = engine.run(Task(goal=GOAL), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.UNVERIFIED
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    # The nights agree (3 either way); the night's volume the answer states does not.
+    assert "agrees: 3 against 3, but the answer's 1,188 GB (${per_night})" in cross.description
+    assert "not among the second plan's values of that kind (962.28 GB" in cross.description
+    assert result.answer.startswith("no answer:")

@@ -26,7 +26,7 @@ from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner
-from stepgraph.references import REFERENCE_PATTERN
+from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
 from stepgraph.tools.expression import close
 from stepgraph.units import format_pair, format_value
@@ -43,6 +43,7 @@ class Second:
     plan: StepGraph
     values: dict[str, Any]
     final: Any
+    known: list[Any]  # every value the second route holds: its steps' and its inputs'
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ class CrossOutcome:
         ]
 
 
-def compare_with(second: Second, plan: StepGraph, execution: Execution) -> CrossOutcome:
+def compare_with(
+    second: Second, plan: StepGraph, execution: Execution, template: str | None
+) -> CrossOutcome:
     """A repaired plan's answer against the second plan already run (no new model call)."""
     first = _final_value(plan, execution)
     if first is None:
@@ -74,15 +77,44 @@ def compare_with(second: Second, plan: StepGraph, execution: Execution) -> Cross
     shown_first, shown_second = format_pair(first, second.final)
     agree = _agree(first, second.final)
     verb = "now agrees with" if agree else "still disagrees with"
+    description = f"the repaired plan {verb} the second plan: {shown_first} against {shown_second}"
+    missing = _unreproduced(template, execution, second.known) if agree else []
+    if missing:
+        agree, description = False, f"{description}, but {'; '.join(missing)}"
     return CrossOutcome(
-        _verdict(
-            agree,
-            f"the repaired plan {verb} the second plan: {shown_first} against {shown_second}",
-            first=shown_first,
-            second=shown_second,
-        ),
-        second,
+        _verdict(agree, description, first=shown_first, second=shown_second), second
     )
+
+
+def _unreproduced(template: str | None, execution: Execution, known: list[Any]) -> list[str]:
+    """The answer's numbers that the second route holds values of their kind for, but not them.
+
+    Final values can agree while a number the answer also states is wrong (a rate divided
+    where it should multiply, rounded up to the same count): each step value the answer
+    quotes must be among the second route's values of the same dimension, when it has any.
+    """
+    missing = []
+    for ref in find_references(template or ""):
+        value = execution.values.get(ref.step) if not ref.path else None
+        if not isinstance(value, int | float | pint.Quantity) or isinstance(value, bool):
+            continue
+        kind = [v for v in known if _same_kind(value, v)]
+        if kind and not any(_agree(value, v) for v in kind):
+            seen = ", ".join(format_value(v) for v in kind[:4])
+            missing.append(
+                f"the answer's {format_value(value)} (${{{ref.step}}}) is not among the "
+                f"second plan's values of that kind ({seen})"
+            )
+    return missing
+
+
+def _same_kind(value: Any, other: Any) -> bool:
+    if isinstance(other, bool) or not isinstance(other, int | float | pint.Quantity):
+        return False
+    if isinstance(value, pint.Quantity) and isinstance(other, pint.Quantity):
+        return bool(value.dimensionality == other.dimensionality)
+    plain = not isinstance(value, pint.Quantity) or value.units.dimensionless
+    return plain and (not isinstance(other, pint.Quantity) or other.units.dimensionless)
 
 
 def cross_check(
@@ -95,8 +127,9 @@ def cross_check(
     max_workers: int,
     backend: Any,
 ) -> CrossOutcome:
-    """Run a second, independent plan and compare its final value with the first plan's."""
+    """Run a second, independent plan; its final value, and the answer's numbers, must agree."""
     first = _final_value(plan, execution)
+    template = task.answer or plan.answer
     try:
         other = prefixed(planner.cross_plan(task, journal), PREFIX)
         task = task.for_plan(other)
@@ -131,14 +164,14 @@ def cross_check(
     shown_first, shown_second = format_pair(first, value)
     agree = _agree(first, value)
     verb = "agrees" if agree else "disagrees"
+    description = f"a second plan, by its own route, {verb}: {shown_second} against {shown_first}"
+    known = [*second.values.values(), *task.inputs.values()]
+    missing = _unreproduced(template, execution, known) if agree else []
+    if missing:
+        agree, description = False, f"{description}, but {'; '.join(missing)}"
     return CrossOutcome(
-        _verdict(
-            agree,
-            f"a second plan, by its own route, {verb}: {shown_second} against {shown_first}",
-            first=shown_first,
-            second=shown_second,
-        ),
-        Second(other, dict(second.values), value),
+        _verdict(agree, description, first=shown_first, second=shown_second),
+        Second(other, dict(second.values), value, known),
     )
 
 

@@ -284,7 +284,8 @@ class RunSession:
         if not wanted or planner is None:
             return None
         if previous is not None and previous.second is not None:
-            return compare_with(previous.second, plan, execution)
+            template = self.prepared.answer or plan.answer
+            return compare_with(previous.second, plan, execution, template)
         return cross_check(
             self.prepared,
             plan,
