@@ -51,6 +51,7 @@ _CONVERSION_FACTORS = {
     1048576: "a binary prefix (Mi)",
     1073741824: "a binary prefix (Gi)",
 }
+_PER = {"per", "a", "an", "each", "every"}
 _WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
 
 
@@ -82,12 +83,13 @@ def _stated(quote: str) -> list[_Stated]:
 
 
 def _unit_after(rest: str) -> pint.Unit | None:
-    """The known unit written right after a number: one word, or "X per Y".
+    """The known unit written right after a number: one word, or "X per Y" ("X a Y").
 
     Only one word otherwise: in "a 450 Mbps link", link is a unit of length too.
     """
     words = [word.strip(".,;:()") for word in rest.split()[:3]]
-    candidates = [f"{words[0]} / {words[2]}"] if len(words) == 3 and words[1] == "per" else []
+    rate = len(words) == 3 and words[1].casefold() in _PER
+    candidates = [f"{words[0]} / {words[2]}"] if rate else []
     for text in [*candidates, *words[:1]]:
         if not text or not _WORD.fullmatch(text.replace(" ", "")):
             continue
@@ -108,14 +110,8 @@ def _states(stated: _Stated, value: Any) -> bool:
         return bool(stated.unit.dimensionless) and matches(
             float(value), [float(expected.to("dimensionless").magnitude)]
         )
-    if value.is_compatible_with(stated.unit):
-        return matches(float(value.to(stated.unit).magnitude), [stated.number])
-    # "60 GB per hour" written as 60 GB/h: the same number over a unit of its own
-    per = value.units / stated.unit
-    return (
-        not per.dimensionless
-        and matches(float(magnitude), [stated.number])
-        and ((1 / per).dimensionality in ({"[time]": 1},) or is_count_unit(1 / per))
+    return bool(value.is_compatible_with(stated.unit)) and matches(
+        float(value.to(stated.unit).magnitude), [stated.number]
     )
 
 
