@@ -85,8 +85,16 @@ class StepGraph(_Strict):
 
     def plan_hash(self) -> str:
         """Return a stable SHA-256 of the plan's content (sorted keys)."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return plan_hash_of(self.model_dump(mode="json"))
+
+
+def plan_hash_of(dumped: dict[str, Any]) -> str:
+    """`StepGraph.plan_hash` of a plan already dumped (``model_dump(mode="json")``).
+
+    For callers that journal the dump anyway: a 10k-step plan costs 4 us a step to dump.
+    """
+    canonical = json.dumps(dumped, sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class ApprovalPolicy(StrEnum):

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+from stepgraph.executor._heap import frozen_heap
 from stepgraph.journal import (
     Action,
     JournalWriter,
@@ -219,6 +220,10 @@ class Scheduler:
 
     def run(self) -> Execution:
         """Run every step that can run; return values, observations, failures and skips."""
+        with frozen_heap():  # the graph and the tools are never garbage during the run
+            return self._run()
+
+    def _run(self) -> Execution:
         for step_id, value in self._reused.items():
             self.journal.emit(StepReused(step=step_id, value=value))
             self._complete(step_id, value, StepState.REUSED)

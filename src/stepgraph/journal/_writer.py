@@ -7,6 +7,7 @@ is not plain data is refused instead of being written as its repr.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager, suppress
@@ -184,18 +185,38 @@ class JournalWriter:
             self.close()
 
 
-class NullJournal:
-    """A journal that keeps nothing: for benchmarks that measure the engine without I/O."""
+class NullJournal(JournalWriter):
+    """A journal that keeps nothing: `Engine.run(journal=False)`, and benchmarks without I/O.
 
-    path = Path("/dev/null")
+    Listeners still see every event, stamped with the run id and `seq` (no time stamp:
+    nothing is written that could need one).
+    """
 
-    def __init__(self, run_id: str = "null") -> None:
+    def __init__(
+        self,
+        run_id: str = "null",
+        *,
+        listeners: list[Listener] | None = None,
+        start_seq: int = 0,
+    ) -> None:
+        # No file and no structlog chain: the writer's __init__ is skipped on purpose.
+        self.path = Path(os.devnull)
         self.run_id = run_id
+        self._listeners = list(listeners or [])
+        self._seq = start_seq
 
     def emit(self, event: JournalEvent) -> None:
-        """Drop the event."""
+        """Drop the event; hand it to listeners first, if there are any."""
+        if self._listeners:
+            self._seq += 1
+            event.__dict__.update(run_id=self.run_id, seq=self._seq)
+            for listener in self._listeners:
+                listener(event)
 
     @contextmanager
     def batch(self) -> Iterator[None]:
         """Nothing to batch."""
         yield
+
+    def close(self) -> None:
+        """Nothing to close."""
