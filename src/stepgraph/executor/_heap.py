@@ -5,13 +5,14 @@ the graph). CPython's full collections walk every tracked object in the process:
 unit registry, pydantic's schemas, the plan. On a 10k-step run three of them took a
 quarter of the run. `gc.freeze()` moves what exists at the start into a permanent
 generation that collections skip; young collections still run and still free cycles
-made during the run.
+made during the run, and `gc.unfreeze()` hands everything back at the end.
 
-Two guards keep this from holding garbage: only one run at a time freezes (a run that
+Two guards keep this from holding garbage. Only one run at a time freezes (a run that
 starts while another holds the freeze runs without, so the heap is handed back whenever
-the holder ends, however runs overlap), and at the end, if enough young collections
-happened since the last full one that CPython would have made one, it is made then:
-once per big run instead of several times, and never for a small run.
+the holder ends, however runs overlap). And a run that starts on a heap grown by a
+quarter since the last full collection makes one first: CPython's own rule, which
+back-to-back runs would otherwise keep from ever firing, so garbage left between runs
+is freed no later than CPython would free it.
 """
 
 from __future__ import annotations
@@ -21,46 +22,47 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# CPython considers a full collection after this many middle-generation ones.
-YOUNG_COLLECTIONS_PER_FULL = 10
+GROWTH_BEFORE_FULL = 1.25  # CPython: a full collection once survivors grew by a quarter
 
 _lock = threading.Lock()
 _held = False  # one run holds the freeze at a time
-_young_since_full = 0  # middle-generation collections in frozen blocks since a full one
-_full_at_exit = 0  # full collections counted when the last frozen block ended
+_baseline = 0  # objects tracked after the last full collection (0: not measured yet)
+_full_at_exit = -1  # full collections counted when the last frozen block ended
 
 
-def _collections(generation: int) -> int:
-    return int(gc.get_stats()[generation]["collections"])
+def _full_collections() -> int:
+    return int(gc.get_stats()[2]["collections"])
 
 
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Collections during the block skip the objects that existed before it."""
-    global _held, _young_since_full
+    global _held
     with _lock:
         mine = not _held
         if mine:
             _held = True
-            if _collections(2) != _full_at_exit:  # one ran between blocks, over everything
-                _young_since_full = 0
-            young_before = _collections(1)
-            gc.freeze()
+            _freeze()
     try:
         yield
     finally:
         if mine:
             with _lock:
+                global _full_at_exit
                 gc.unfreeze()
                 _held = False
-                _collect_if_due(_collections(1) - young_before)
+                _full_at_exit = _full_collections()
 
 
-def _collect_if_due(young: int) -> None:
-    """The full collection the frozen block put off, if CPython would have made one by now."""
-    global _young_since_full, _full_at_exit
-    _young_since_full += young
-    if _young_since_full >= YOUNG_COLLECTIONS_PER_FULL and gc.isenabled():
+def _freeze() -> None:
+    """Freeze the heap, after the full collection it is due, if it is due."""
+    global _baseline
+    gc.freeze()
+    size = gc.get_freeze_count()  # every tracked object, counted without walking them
+    if _baseline == 0 or _full_collections() != _full_at_exit:  # one ran between blocks
+        _baseline = size
+    elif size > _baseline * GROWTH_BEFORE_FULL and gc.isenabled():
+        gc.unfreeze()
         gc.collect()
-        _young_since_full = 0
-    _full_at_exit = _collections(2)
+        gc.freeze()
+        _baseline = gc.get_freeze_count()
