@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from benchmarks import critical_path, economy, overhead, scale
+from benchmarks import critical_path, dask_overhead, economy, overhead, scale
 from benchmarks._common import machine
 
 
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
             economy.run,
         ]
     else:
-        sections = [critical_path.run, overhead.run, scale.run, economy.run]
+        sections = [critical_path.run, overhead.run, scale.run, economy.run, dask_overhead.run]
     for section in sections:
         print()
         print(section(), flush=True)

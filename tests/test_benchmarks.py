@@ -1,6 +1,7 @@
 """The benchmarks still run (tiny sizes; speed itself is judged by `python -m benchmarks.run`)."""
 
-from benchmarks import critical_path, economy, overhead, scale
+import pytest
+from benchmarks import critical_path, dask_overhead, economy, overhead, scale
 from benchmarks._common import critical_path_ms, random_dag
 
 
@@ -26,3 +27,12 @@ def test_every_benchmark_prints_its_table(monkeypatch):
     for number, output in zip(("1.", "2.", "3a.", "4."), outputs, strict=True):
         assert output.startswith(f"## {number}") and "|" in output
     assert "(identical)" in outputs[2]
+
+
+@pytest.mark.filterwarnings(  # distributed warns about its own sockets at cluster shutdown
+    "ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning"
+)
+def test_the_dask_benchmark_prints_its_table_and_its_goals():
+    output = dask_overhead.run(steps=12, width=3, repeats=1)
+    assert output.startswith("## 5.") and "plain Client.submit" in output
+    assert "Goal: sleep graph within 1.1x" in output
