@@ -193,8 +193,8 @@ class DaskBackend:
     def _ship(self, tool: Tool, step: str) -> Any:
         """The whole tool (schema and all) on the cluster, sent once a run; None: it cannot go.
 
-        Pickled with every task it cost a millisecond a step here; scattered, each
-        worker fetches it once.
+        Pickled with every task it cost a millisecond a step here. Broadcast to every
+        worker: held by one, it would pull every step to that worker (data locality).
         """
         try:
             self._check_picklable(tool, step)
@@ -202,7 +202,7 @@ class DaskBackend:
             return None  # submitted as usual later, where the error is reported
         if tool.name not in self._shipped:
             try:
-                self._shipped[tool.name] = self._client.scatter(tool, hash=False)
+                self._shipped[tool.name] = self._client.scatter(tool, hash=False, broadcast=True)
             except Exception:  # pickling fails in many ways; all mean "cannot ship"
                 self._shipped[tool.name] = None
         return self._shipped[tool.name]
