@@ -10,6 +10,8 @@ tools loaded from a task's plugin files are pickled by value.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import pickle
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -40,14 +42,34 @@ class ArgumentProblem(Exception):
     """
 
 
+# On a worker: each tool unpickled once per process, by the digest of its pickle.
+_TOOLS: dict[str, Tool] = {}
+_TOOLS_KEPT = 256
+
+
+def _tool(packed: tuple[str, bytes]) -> Tool:
+    digest, blob = packed
+    tool = _TOOLS.get(digest)
+    if tool is None:
+        if len(_TOOLS) >= _TOOLS_KEPT:
+            _TOOLS.clear()
+        tool = _TOOLS[digest] = pickle.loads(blob)
+    return tool
+
+
 def _run_after(
-    tool: Tool, args: dict[str, Any], known: Any, names: tuple[str, ...], *upstream: Any
+    packed: tuple[str, bytes],
+    args: dict[str, Any],
+    known: Any,
+    names: tuple[str, ...],
+    *upstream: Any,
 ) -> Any:
     """What a worker runs for a step sent ahead: its inputs arrive as Dask dependencies.
 
     The arguments are resolved here exactly as the scheduler resolves them (it does
     so again, from the same values, for the journal).
     """
+    tool = _tool(packed)
     scope = decode_value(known)
     scope.update(zip(names, (decode_value(value) for value in upstream), strict=True))
     try:
@@ -74,7 +96,7 @@ class DaskBackend:
         # Kept for the run: a step sent ahead depends on its upstream steps' futures.
         self._remote: dict[Future[Any], Any] = {}
         self._checked: dict[str, str | None] = {}
-        self._shipped: dict[str, Any] = {}  # tool name -> the tool scattered to the cluster
+        self._packed: dict[str, tuple[str, bytes] | None] = {}  # tool name -> digest, pickle
         self._lock = threading.Lock()
         self._settles: dict[Any, tuple[Future[Any], str]] = {}  # task key -> future, step
         self._finished = as_completed(loop=client.loop)
@@ -103,8 +125,8 @@ class DaskBackend:
         remotes = [self._remote.get(future) for future in upstream.values()]
         if any(remote is None for remote in remotes):
             return None
-        shipped = self._ship(tool, step.id)
-        if shipped is None:
+        packed = self._pack(tool, step.id)
+        if packed is None:
             return None
         try:
             encoded = encode_value(known)
@@ -113,7 +135,7 @@ class DaskBackend:
         future: Future[Any] = Future()
         future.set_running_or_notify_cancel()
         remote = self._client.submit(
-            _run_after, shipped, step.args, encoded, tuple(upstream), *remotes, pure=False
+            _run_after, packed, step.args, encoded, tuple(upstream), *remotes, pure=False
         )
         return self._track(remote, future, step.id)
 
@@ -190,22 +212,26 @@ class DaskBackend:
             except StepgraphError as e:
                 future.set_exception(e)
 
-    def _ship(self, tool: Tool, step: str) -> Any:
-        """The whole tool (schema and all) on the cluster, sent once a run; None: it cannot go.
+    def _pack(self, tool: Tool, step: str) -> tuple[str, bytes] | None:
+        """The whole tool (schema and all), pickled once a run; None: it cannot travel.
 
-        Pickled with every task it cost a millisecond a step here. Broadcast to every
-        worker: held by one, it would pull every step to that worker (data locality).
+        Pickled with every task it cost a millisecond a step here; the worker unpickles
+        it once (`_tool`). Not scattered: that is a blocking round trip before the first
+        step can go ahead, and a tool held by one worker pulls every step to it.
         """
         try:
             self._check_picklable(tool, step)
         except StepgraphError:
             return None  # submitted as usual later, where the error is reported
-        if tool.name not in self._shipped:
+        if tool.name not in self._packed:
+            import cloudpickle
+
             try:
-                self._shipped[tool.name] = self._client.scatter(tool, hash=False, broadcast=True)
+                blob = cloudpickle.dumps(tool)
+                self._packed[tool.name] = (hashlib.sha256(blob).hexdigest(), blob)
             except Exception:  # pickling fails in many ways; all mean "cannot ship"
-                self._shipped[tool.name] = None
-        return self._shipped[tool.name]
+                self._packed[tool.name] = None
+        return self._packed[tool.name]
 
     def _check_picklable(self, tool: Tool, step: str) -> None:
         import cloudpickle
@@ -239,7 +265,7 @@ class DaskBackend:
         """Let go of this run's futures (the client belongs to `dask_backend`, which closes it)."""
         with self._lock:
             self._remote.clear()
-        self._shipped.clear()
+        self._packed.clear()
 
 
 @contextmanager

@@ -12,12 +12,16 @@ starts while another holds the freeze runs without, so the heap is handed back w
 the holder ends, however runs overlap). And a run that starts on a heap grown by a
 quarter since the last full collection makes one first: CPython's own rule, which
 back-to-back runs would otherwise keep from ever firing, so garbage left between runs
-is freed no later than CPython would free it.
+is freed about when CPython would free it. The heap is measured in allocated memory
+blocks (`sys.getallocatedblocks`, a walk over arenas, a tenth of a millisecond):
+counting the tracked objects (`gc.get_freeze_count`) walks them all, 80 ms on a heap
+with distributed loaded.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +30,7 @@ GROWTH_BEFORE_FULL = 1.25  # CPython: a full collection once survivors grew by a
 
 _lock = threading.Lock()
 _held = False  # one run holds the freeze at a time
-_baseline = 0  # objects tracked after the last full collection (0: not measured yet)
+_baseline = 0  # memory blocks after the last full collection (0: not measured yet)
 _full_at_exit = -1  # full collections counted when the last frozen block ended
 
 
@@ -58,11 +62,11 @@ def _freeze() -> None:
     """Freeze the heap, after the full collection it is due, if it is due."""
     global _baseline
     gc.freeze()
-    size = gc.get_freeze_count()  # every tracked object, counted without walking them
+    size = sys.getallocatedblocks()
     if _baseline == 0 or _full_collections() != _full_at_exit:  # one ran between blocks
         _baseline = size
     elif size > _baseline * GROWTH_BEFORE_FULL and gc.isenabled():
         gc.unfreeze()
         gc.collect()
         gc.freeze()
-        _baseline = gc.get_freeze_count()
+        _baseline = sys.getallocatedblocks()
