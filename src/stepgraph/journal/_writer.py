@@ -31,6 +31,9 @@ _STAMPED = frozenset({"run_id", "seq", "ts", "event"})  # filled in here, not by
 
 def _encode_fields(_: Any, __: str, event_dict: EventDict) -> EventDict:
     for key, value in event_dict.items():
+        kind = type(value)
+        if kind is str or kind is bool or value is None:  # most fields: already JSON
+            continue
         event_dict[key] = encode_value(value)
     return event_dict
 
@@ -115,7 +118,9 @@ class JournalWriter:
                 field is not plain data (nothing is written then).
         """
         # The model's own dicts: iterating a pydantic model costs three times as much.
-        fields = {k: v for k, v in event.__dict__.items() if k not in _STAMPED}
+        fields = event.__dict__.copy()
+        for key in _STAMPED:  # a copy less four keys: cheaper than filtering every key
+            fields.pop(key, None)
         fields.update(event.__pydantic_extra__ or {})
         with self._lock:  # seq order and line order must agree
             self._check_usable()
