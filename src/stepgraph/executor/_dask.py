@@ -144,28 +144,32 @@ class DaskBackend:
             self._remote[future] = remote
             self._settles[remote.key] = (future, step)
         self._finished.add(remote)  # watched on the client's loop from now on
-        self._client.loop.add_callback(self._collect)
+        with self._lock:  # wake a collector only if none is running: one loop wake-up less
+            start, self._collecting = not self._collecting, True
+        if start:
+            self._client.loop.add_callback(self._collect)
         return future
 
     async def _collect(self) -> None:
         """On the client's loop: bring back finished tasks in batches, one gather per batch.
 
-        One collector at a time (the loop runs one callback at a time, so the flag
-        needs no lock); a task added after it stopped schedules the next one.
+        One collector at a time. It stops, under the lock, only when nothing is left to
+        watch; a task added after that (`_track`, under the same lock) starts the next.
         """
-        if self._collecting:
-            return
-        self._collecting = True
         try:
-            while self._finished.count():
+            while True:
+                with self._lock:
+                    if not self._finished.count():
+                        self._collecting = False
+                        return
                 batch = [await self._finished.__anext__()]
                 while self._finished.has_ready():
                     batch.append(self._finished.queue.get_nowait())
                 await self._settle(batch)
-        except StopAsyncIteration:
-            pass
-        finally:
-            self._collecting = False
+        except BaseException:
+            with self._lock:
+                self._collecting = False
+            raise
 
     async def _settle(self, batch: list[Any]) -> None:
         finished = [remote for remote in batch if remote.status == "finished"]
