@@ -99,3 +99,15 @@ def _cell(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def reference_dag(count: int, width: int, seed: int) -> StepGraph:
+    """`random_dag` with data flowing: each step takes its first parent's output as `${id}`."""
+    steps = []
+    for step in random_dag(count, width, seed).steps:
+        fields = step.model_dump(exclude_defaults=True)
+        if step.depends_on:
+            fields["args"] = {"ms": "${" + step.depends_on[0] + "}"}
+            fields["depends_on"] = step.depends_on[1:]
+        steps.append(fields)
+    return StepGraph.model_validate({"steps": steps})

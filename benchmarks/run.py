@@ -8,6 +8,7 @@ import time
 
 from benchmarks import (
     critical_path,
+    dask_overhead,
     economy,
     mcp_calls,
     overhead,
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             serve.run,
             mcp_calls.run,
             streaming.run,
+            dask_overhead.run,
         ]
     for section in sections:
         print()

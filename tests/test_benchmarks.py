@@ -1,6 +1,7 @@
 """The benchmarks still run (tiny sizes; speed itself is judged by `python -m benchmarks.run`)."""
 
-from benchmarks import critical_path, economy, mcp_calls, overhead, scale, telemetry
+import pytest
+from benchmarks import critical_path, dask_overhead, economy, mcp_calls, overhead, scale, telemetry
 from benchmarks._common import critical_path_ms, random_dag
 
 
@@ -29,3 +30,12 @@ def test_every_benchmark_prints_its_table(monkeypatch):
         assert output.startswith(f"## {number}") and "|" in output
     assert "(identical)" in outputs[2]
     assert "made 101 spans" in outputs[4]  # a step and a tool span per step, and the run
+
+
+@pytest.mark.filterwarnings(  # distributed warns about its own sockets at cluster shutdown
+    "ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning"
+)
+def test_the_dask_benchmark_prints_its_table_and_its_goals():
+    output = dask_overhead.run(steps=12, width=3, repeats=1)
+    assert output.startswith("## 8.") and "plain Client.submit" in output
+    assert "Goal: sleep graph within 1.1x" in output

@@ -204,3 +204,17 @@ def test_the_migration_example_still_needs_three_nights_of_962_28_gb(run_task):
     nights = -(-total_gb // per_night_gb)
     assert result.verified and result.values["nights"] == nights == 3
     assert f"{nights:.0f} nights ({per_night_gb:.2f} GB per night" in result.answer
+
+
+def test_a_run_without_a_journal_writes_no_file_and_still_tells_listeners(tmp_path):
+    """`journal=False`: nothing on disk, the same verified result, events still seen live."""
+    from stepgraph import Engine
+
+    seen = []
+    result = Engine(journal_dir=tmp_path).run(
+        EXAMPLES / "migration.yaml", journal=False, listeners=[seen.append]
+    )
+    assert result.verified and result.answer.startswith("3 nights")
+    assert list(tmp_path.iterdir()) == []
+    assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
+    assert seen[0].event == "run.start" and seen[-1].event == "run.end"

@@ -1,14 +1,18 @@
 """The Dask backend: the same answers and journal shape as threads, on a real LocalCluster."""
 
+import sys
 import threading
+import time
 from collections import Counter
+from pathlib import Path
 
+import cloudpickle
 import pytest
 
-from stepgraph import Engine, RunStatus, Task, tool
-from stepgraph.executor import dask_backend
+from stepgraph import ApprovalPolicy, Engine, RunStatus, Task, tool
+from stepgraph.executor import DaskBackend, dask_backend
 from stepgraph.journal import read_journal
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, make_task
 
 pytestmark = pytest.mark.filterwarnings(
     # distributed warns about its own sockets and threads at cluster shutdown
@@ -72,3 +76,151 @@ def test_a_failing_tool_on_a_worker_is_an_error_observation(dask, tmp_path):
     result = Engine(backend=dask).run(task, journal=tmp_path / "j.jsonl")
     assert result.status is RunStatus.STEP_FAILED
     assert result.observations[0].error == "ZeroDivisionError: division by zero"
+
+
+# Tools the workers run: module-level, sent by value (the workers need not import tests).
+@tool
+def flaky(marker: str) -> float:
+    """Fail the first time (no marker file yet), return 5 after."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("tried", encoding="utf-8")
+        raise ConnectionError("the first attempt fails")
+    return 5.0
+
+
+@tool
+def nap(seconds: float, value: float = 0.0) -> float:
+    """Sleep, then return the value."""
+    time.sleep(seconds)
+    return value
+
+
+@tool(side_effects=True)
+def write_down(value: float, marker: str) -> float:
+    """Append the value to a file: a side effect."""
+    with Path(marker).open("a", encoding="utf-8") as file:
+        file.write(f"{value}\n")
+    return value
+
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class CountingBackend(DaskBackend):
+    """Records which steps went to the cluster ahead of their inputs."""
+
+    def __init__(self, client, ahead: list[str]) -> None:
+        super().__init__(client)
+        self.ahead = ahead
+
+    def submit_ahead(self, step, tool, known, upstream):
+        future = super().submit_ahead(step, tool, known, upstream)
+        if future is not None:
+            self.ahead.append(step.id)
+        return future
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=2, dashboard_address=":0") as cluster,
+        Client(cluster) as connected,
+    ):
+        yield connected
+
+
+def run_counted(client, task, tmp_path, tools=()):
+    ahead: list[str] = []
+    engine = Engine(tools=list(tools), backend=lambda: CountingBackend(client, ahead))
+    result = engine.run(task, journal=tmp_path / "j.jsonl", approval=ApprovalPolicy.AUTO)
+    return result, read_journal(tmp_path / "j.jsonl"), ahead
+
+
+def kinds(journal, step):
+    """The execution events of one step, in journal order (verification's `check`s left out)."""
+    return [e.event for e in journal.events if e.step == step and e.event != "check"]
+
+
+def test_steps_after_a_running_step_go_to_the_cluster_ahead_and_journal_in_order(client, tmp_path):
+    """The cluster gets b and c before a's value is back; each still journals thought,
+    action (with the resolved value) and observation, after its upstream's observation."""
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "2 * 3"}},
+            {"id": "b", "tool": "calculate", "args": {"expression": "${a} + 1"}},
+            {"id": "c", "tool": "calculate", "args": {"expression": "${b} * 2"}},
+        ]
+    )
+    result, journal, ahead = run_counted(client, task, tmp_path)
+    assert result.status is RunStatus.VERIFIED
+    assert result.values["c"] == 14
+    assert ahead == ["b", "c"]
+    for step in "abc":
+        assert kinds(journal, step) == ["thought", "action", "observation"]
+    seqs = {(e.event, e.step): e.seq for e in journal.events}
+    assert seqs[("observation", "a")] < seqs[("action", "b")]
+    assert seqs[("observation", "b")] < seqs[("action", "c")]
+    action_b = next(e for e in journal.events if e.event == "action" and e.step == "b")
+    assert action_b.args["expression"]["bindings"] == {"${a}": 6}
+
+
+def test_a_retried_upstream_step_sends_what_follows_again(client, tmp_path):
+    """b went ahead on a's failed attempt; it is called back and runs on the retry's value."""
+    task = make_task(
+        [
+            {"id": "a", "tool": "flaky", "args": {"marker": str(tmp_path / "m")}, "retries": 1},
+            {"id": "b", "tool": "calculate", "args": {"expression": "${a} + 1"}},
+        ]
+    )
+    result, journal, ahead = run_counted(client, task, tmp_path, tools=[flaky])
+    assert result.status is RunStatus.VERIFIED
+    assert result.values["b"] == 6
+    assert [o.attempt for o in result.observations if o.step == "a"] == [1, 2]
+    assert kinds(journal, "b") == ["thought", "action", "observation"]
+    assert ahead == ["b", "b"]
+
+
+def test_a_failed_upstream_step_skips_what_went_ahead_on_it(client, tmp_path):
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "1 / (2 - 2)"}},
+            {"id": "b", "tool": "calculate", "args": {"expression": "${a} + 1"}},
+        ]
+    )
+    result, journal, ahead = run_counted(client, task, tmp_path)
+    assert result.status is RunStatus.STEP_FAILED
+    assert result.failed == {"a": "ZeroDivisionError: division by zero"}
+    assert "b" in result.skipped
+    assert ahead == ["b"]
+    assert kinds(journal, "b") == ["step.skipped"]
+
+
+def test_a_step_sent_ahead_still_times_out(client, tmp_path):
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}},
+            {"id": "b", "tool": "nap", "args": {"seconds": 2, "value": "${a}"}, "timeout": 0.3},
+        ]
+    )
+    result, _, ahead = run_counted(client, task, tmp_path, tools=[nap])
+    assert ahead == ["b"]
+    assert result.failed == {"b": "TimeoutError: no result after 0.3 s (attempt 1)"}
+
+
+def test_a_side_effecting_step_waits_for_its_inputs_and_its_action_on_disk(client, tmp_path):
+    """Write-ahead holds on the cluster: a tool with side effects never goes ahead."""
+    marker = tmp_path / "written"
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "2 + 2"}},
+            {"id": "w", "tool": "write_down", "args": {"value": "${a}", "marker": str(marker)}},
+        ]
+    )
+    result, journal, ahead = run_counted(client, task, tmp_path, tools=[write_down])
+    assert result.status is RunStatus.VERIFIED
+    assert ahead == []
+    assert marker.read_text(encoding="utf-8") == "4.0\n"
+    assert kinds(journal, "w") == ["thought", "action", "observation"]

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 
@@ -17,7 +17,7 @@ from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._session import RunConfig, RunOptions, RunSession, require_planner
 from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError
 from stepgraph.executor import Backend, ThreadBackend
-from stepgraph.journal import JournalEvent, JournalWriter, Listener
+from stepgraph.journal import JournalEvent, JournalWriter, Listener, NullJournal
 from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
@@ -135,7 +135,7 @@ class Engine:
         task: Task | Path | str | PreparedTask,
         *,
         overrides: Mapping[str, str] | None = None,
-        journal: Path | str | None = None,
+        journal: Path | str | Literal[False] | None = None,
         listeners: Iterable[Listener] = (),
         approval: ApprovalPolicy | None = None,
         approver: Approver | None = None,
@@ -150,13 +150,14 @@ class Engine:
         `stepgraph.engine.decide` continues it from its journal. `plan_file` runs an
         approved, unchanged plan written by `stepgraph plan`.
         An existing, non-empty `journal` is refused unless `replace_journal` is set: a
-        second run appended to it would make it unreadable as one run. `options` is how
+        second run appended to it would make it unreadable as one run; `journal=False`
+        keeps none (nothing to replay or resume from). `options` is how
         replay and resume enter this same pipeline: a run id to keep, settled steps, and
         for a resumed run the journal to continue.
         """
         options = options or RunOptions()
         continuing = options.resumed is not None
-        if journal is not None and not continuing:
+        if journal is not None and journal is not False and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
         prepared = self.prepare(task, overrides=overrides)
         try:
@@ -167,13 +168,16 @@ class Engine:
         except StepgraphError:
             prepared.resources.close()  # nothing runs: the task's MCP servers stop now
             raise
-        path = Path(journal) if journal else self._journal_path(prepared.task.name)
         options.policy = approval or options.policy or prepared.task.approval
         options.approver = approver or options.approver
         options.plan_file = plan_file
+        run_id = options.run_id or uuid.uuid4().hex[:12]
+        if journal is False:
+            with prepared.resources, NullJournal(run_id, listeners=list(listeners)) as nowhere:
+                return RunSession(self.config, prepared, nowhere, options).run()
+        path = Path(journal) if journal else self._journal_path(prepared.task.name)
         if replace_journal:
             path.unlink(missing_ok=True)  # the writer appends
-        run_id = options.run_id or uuid.uuid4().hex[:12]
         model = self.planner.client.model if self.planner else None
         keeper = budget_keeper(prepared.task.budget, options, model, path)
         writer = JournalWriter(

@@ -2,6 +2,7 @@
 
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
 from stepgraph.executor._dask import DaskBackend, dask_backend
+from stepgraph.executor._heap import frozen_heap
 from stepgraph.executor._reuse import plan_diff, step_signatures
 from stepgraph.executor._scheduler import Execution, Scheduler, StepRecord, StepState, execute
 from stepgraph.executor._validate import (
@@ -26,6 +27,7 @@ __all__ = [
     "dask_backend",
     "dependencies",
     "execute",
+    "frozen_heap",
     "plan_diff",
     "step_problems",
     "step_signatures",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -9,7 +10,23 @@ from typing import Any, Protocol
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._pool import WorkerPool
 from stepgraph.model import Step
+from stepgraph.references import resolve
 from stepgraph.tools import Tool
+from stepgraph.tools.expression import bind
+
+
+def resolve_args(tool: Tool, args: dict[str, Any], scope: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's arguments with its references replaced by upstream values (`ReferenceError_`).
+
+    Expression arguments are bound, not pasted: the values travel beside the text.
+    Run by the scheduler, and on a Dask worker for a step submitted ahead of its inputs.
+    """
+    return {
+        name: bind(value, scope)
+        if name in tool.expression_args and isinstance(value, str)
+        else resolve(value, scope)
+        for name, value in args.items()
+    }
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,20 @@ tools loaded from a task's plugin files are pickled by value.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import pickle
 import sys
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future
-from contextlib import contextmanager
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, InvalidStateError
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
-from stepgraph.executor._backend import Backend, ToolCall
+from stepgraph.executor._backend import Backend, ToolCall, resolve_args
+from stepgraph.model import Step
+from stepgraph.references import ReferenceError_
+from stepgraph.tools import Tool
 from stepgraph.tools.expression import Expression
 from stepgraph.units import decode_value, encode_value
 
@@ -29,13 +35,72 @@ def _run_remote(func: Callable[..., Any], encoded_args: Any, is_async: bool) -> 
     return encode_value(result)
 
 
+class ArgumentProblem(Exception):
+    """A step sent ahead whose arguments, once resolved on the worker, do not fit its tool.
+
+    A plain exception with one message: it must unpickle in the client unchanged.
+    """
+
+
+# On a worker: each tool unpickled once per process, by the digest of its pickle.
+_TOOLS: dict[str, Tool] = {}
+_TOOLS_KEPT = 256
+
+
+def _tool(packed: tuple[str, bytes]) -> Tool:
+    digest, blob = packed
+    tool = _TOOLS.get(digest)
+    if tool is None:
+        if len(_TOOLS) >= _TOOLS_KEPT:
+            _TOOLS.clear()
+        tool = _TOOLS[digest] = pickle.loads(blob)
+    return tool
+
+
+def _run_after(
+    packed: tuple[str, bytes],
+    args: dict[str, Any],
+    known: Any,
+    names: tuple[str, ...],
+    *upstream: Any,
+) -> Any:
+    """What a worker runs for a step sent ahead: its inputs arrive as Dask dependencies.
+
+    The arguments are resolved here exactly as the scheduler resolves them (it does
+    so again, from the same values, for the journal).
+    """
+    tool = _tool(packed)
+    scope = decode_value(known)
+    scope.update(zip(names, (decode_value(value) for value in upstream), strict=True))
+    try:
+        resolved = tool.validate_args(resolve_args(tool, args, scope))
+    except (ReferenceError_, StepgraphError) as e:
+        raise ArgumentProblem(str(e)) from None
+    result = asyncio.run(tool.func(**resolved)) if tool.is_async else tool.func(**resolved)
+    return encode_value(result)
+
+
 class DaskBackend:
-    """Submits each tool call to a `distributed.Client`; hands back a concurrent future."""
+    """Submits tool calls to a `distributed.Client`; hands back concurrent futures.
+
+    A step whose upstream steps are still running goes ahead with their Dask futures
+    as dependencies (`submit_ahead`), so the cluster starts it the moment they finish.
+    Results are collected by coroutines on the client's own event loop, as the
+    cluster reports them, never by blocking calls from distributed's callback thread.
+    """
 
     def __init__(self, client: Any) -> None:
+        from distributed import as_completed
+
         self._client = client
+        # Kept for the run: a step sent ahead depends on its upstream steps' futures.
         self._remote: dict[Future[Any], Any] = {}
         self._checked: dict[str, str | None] = {}
+        self._packed: dict[str, tuple[str, bytes] | None] = {}  # tool name -> digest, pickle
+        self._lock = threading.Lock()
+        self._settles: dict[Any, tuple[Future[Any], str]] = {}  # task key -> future, step
+        self._finished = as_completed(loop=client.loop)
+        self._collecting = False
 
     def submit(self, call: ToolCall) -> Future[Any]:
         """Validate here, run there; the future resolves when the worker's result arrives."""
@@ -43,7 +108,7 @@ class DaskBackend:
         future.set_running_or_notify_cancel()
         try:
             args = call.validated_args()
-            self._check_picklable(call)
+            self._check_picklable(call.tool, call.step.id)
         except StepgraphError as e:
             future.set_exception(e)
             return future
@@ -51,20 +116,137 @@ class DaskBackend:
         remote = self._client.submit(
             _run_remote, call.tool.func, encode_value(data), call.tool.is_async, pure=False
         )
-        self._remote[future] = remote
-        remote.add_done_callback(lambda done: self._transfer(done, future))
+        return self._track(remote, future, call.step.id)
+
+    def submit_ahead(
+        self, step: Step, tool: Tool, known: dict[str, Any], upstream: Mapping[str, Future[Any]]
+    ) -> Future[Any] | None:
+        """Submit a step with its upstream steps' Dask futures as dependencies."""
+        remotes = [self._remote.get(future) for future in upstream.values()]
+        if any(remote is None for remote in remotes):
+            return None
+        packed = self._pack(tool, step.id)
+        if packed is None:
+            return None
+        try:
+            encoded = encode_value(known)
+        except StepgraphError:
+            return None  # a value that cannot travel: the step waits and fails as usual
+        future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()
+        remote = self._client.submit(
+            _run_after, packed, step.args, encoded, tuple(upstream), *remotes, pure=False
+        )
+        return self._track(remote, future, step.id)
+
+    def _track(self, remote: Any, future: Future[Any], step: str) -> Future[Any]:
+        with self._lock:
+            self._remote[future] = remote
+            self._settles[remote.key] = (future, step)
+        self._finished.add(remote)  # watched on the client's loop from now on
+        with self._lock:  # wake a collector only if none is running: one loop wake-up less
+            start, self._collecting = not self._collecting, True
+        if start:
+            self._client.loop.add_callback(self._collect)
         return future
 
-    def _check_picklable(self, call: ToolCall) -> None:
+    async def _collect(self) -> None:
+        """On the client's loop: bring back finished tasks in batches, one gather per batch.
+
+        One collector at a time. It stops, under the lock, only when nothing is left to
+        watch; a task added after that (`_track`, under the same lock) starts the next.
+        """
+        try:
+            while True:
+                with self._lock:
+                    if not self._finished.count():
+                        self._collecting = False
+                        return
+                batch = [await self._finished.__anext__()]
+                while self._finished.has_ready():
+                    batch.append(self._finished.queue.get_nowait())
+                await self._settle(batch)
+        except BaseException:
+            with self._lock:
+                self._collecting = False
+            raise
+
+    async def _settle(self, batch: list[Any]) -> None:
+        finished = [remote for remote in batch if remote.status == "finished"]
+        values: list[Any] = []
+        if finished:
+            try:
+                values = await self._client.gather(finished, asynchronous=True)
+            except Exception:  # one of them was lost meanwhile: settle them one by one
+                finished = []
+        settled = dict(zip((remote.key for remote in finished), values, strict=True))
+        for remote in batch:
+            with self._lock:
+                future, step = self._settles.pop(remote.key, (None, ""))
+            if future is None or future.done():
+                continue
+            if remote.key in settled:
+                self._settle_one(future, value=settled[remote.key])
+                continue
+            try:
+                encoded = await self._client.gather(remote, asynchronous=True)
+            except BaseException as e:  # noqa: BLE001  # the step's error, reported as data
+                self._settle_one(future, error=self._error(remote, e, step))
+            else:
+                self._settle_one(future, value=encoded)
+
+    @staticmethod
+    def _error(remote: Any, error: BaseException, step: str) -> BaseException:
+        if remote.cancelled():
+            return TimeoutError("cancelled on the Dask cluster")
+        if isinstance(error, ArgumentProblem):
+            return NonRetryableError(str(error), step=step)
+        return error
+
+    @staticmethod
+    def _settle_one(
+        future: Future[Any], *, value: Any = None, error: BaseException | None = None
+    ) -> None:
+        with suppress(InvalidStateError):  # cancelled here meanwhile
+            if error is not None:
+                future.set_exception(error)
+                return
+            try:
+                future.set_result(decode_value(value))
+            except StepgraphError as e:
+                future.set_exception(e)
+
+    def _pack(self, tool: Tool, step: str) -> tuple[str, bytes] | None:
+        """The whole tool (schema and all), pickled once a run; None: it cannot travel.
+
+        Pickled with every task it cost a millisecond a step here; the worker unpickles
+        it once (`_tool`). Not scattered: that is a blocking round trip before the first
+        step can go ahead, and a tool held by one worker pulls every step to it.
+        """
+        try:
+            self._check_picklable(tool, step)
+        except StepgraphError:
+            return None  # submitted as usual later, where the error is reported
+        if tool.name not in self._packed:
+            import cloudpickle
+
+            try:
+                blob = cloudpickle.dumps(tool)
+                self._packed[tool.name] = (hashlib.sha256(blob).hexdigest(), blob)
+            except Exception:  # pickling fails in many ways; all mean "cannot ship"
+                self._packed[tool.name] = None
+        return self._packed[tool.name]
+
+    def _check_picklable(self, tool: Tool, step: str) -> None:
         import cloudpickle
 
-        name = call.tool.name
+        name = tool.name
         if name not in self._checked:
-            module = sys.modules.get(call.tool.func.__module__)
+            module = sys.modules.get(tool.func.__module__)
             if module is not None and module.__name__.startswith("stepgraph_plugin_"):
                 cloudpickle.register_pickle_by_value(module)  # not importable on workers
             try:
-                cloudpickle.dumps(call.tool.func)
+                cloudpickle.dumps(tool.func)
                 self._checked[name] = None
             except Exception as e:  # pickling fails in many ways; all mean "cannot ship"
                 self._checked[name] = f"{type(e).__name__}: {e}"
@@ -73,30 +255,21 @@ class DaskBackend:
             raise NonRetryableError(
                 f"tool '{name}' cannot be sent to Dask workers, it does not pickle ({problem}); "
                 "define it at module level without locks, sockets or open files",
-                step=call.step.id,
+                step=step,
             )
 
-    def _transfer(self, remote: Any, future: Future[Any]) -> None:
-        self._remote.pop(future, None)
-        if future.done():
-            return
-        if remote.cancelled():
-            future.set_exception(TimeoutError("cancelled on the Dask cluster"))
-            return
-        error = remote.exception()
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(decode_value(remote.result()))
-
     def cancel(self, future: Future[Any]) -> None:
-        """Cancel the task on the cluster (a timed-out step)."""
-        remote = self._remote.pop(future, None)
+        """Cancel the task on the cluster (a timed-out step, or one called back)."""
+        with self._lock:
+            remote = self._remote.pop(future, None)
         if remote is not None:
             remote.cancel()
 
     def shutdown(self) -> None:
-        """The client belongs to `dask_backend`, which closes it."""
+        """Let go of this run's futures (the client belongs to `dask_backend`, which closes it)."""
+        with self._lock:
+            self._remote.clear()
+        self._packed.clear()
 
 
 @contextmanager
@@ -115,7 +288,7 @@ def dask_backend(
             n_workers=workers,
             threads_per_worker=threads_per_worker,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: a fixed one may be taken on this host
         )
     client = Client(scheduler or cluster)
     try:

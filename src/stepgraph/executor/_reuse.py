@@ -8,7 +8,6 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph.executor._validate import dependencies
 from stepgraph.model import Step, StepGraph
 from stepgraph.references import REFERENCE_PATTERN
 
@@ -20,22 +19,41 @@ def step_signatures(graph: nx.DiGraph) -> dict[str, str]:
     same call on the same inputs can still reuse the earlier observation.
     """
     signatures: dict[str, str] = {}
-    for step_id in nx.topological_sort(graph):
-        step: Step = graph.nodes[step_id]["step"]
-        upstream = {dep: signatures[dep] for dep in dependencies(step) if dep in signatures}
+    # networkx's views cost microseconds a look-up; these plain dicts are what they wrap.
+    nodes: dict[str, dict[str, Any]] = graph._node
+    predecessors: dict[str, dict[str, Any]] = graph._pred
+    encode = json.JSONEncoder(sort_keys=True, default=str).encode  # made once, not per step
+    for step_id in _upstream_first(graph):
+        step: Step = nodes[step_id]["step"]
+        # The graph's edges are the step's dependencies (`dependencies`), all signed by now.
+        upstream = {dep: signatures[dep] for dep in predecessors[step_id]}
         payload = {
             "tool": step.tool,
             "args": _rename_references(step.args, upstream),
             "expect_unit": step.expect_unit,
             "order": sorted(upstream[dep] for dep in step.depends_on if dep in upstream),
         }
-        text = json.dumps(payload, sort_keys=True, default=str)
-        signatures[step_id] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        signatures[step_id] = hashlib.sha256(encode(payload).encode()).hexdigest()[:16]
     return signatures
+
+
+def _upstream_first(graph: nx.DiGraph) -> list[str]:
+    """Every step after the steps it depends on (Kahn's order; the graph is acyclic)."""
+    successors: dict[str, dict[str, Any]] = graph._succ
+    waiting = {node: len(upstream) for node, upstream in graph._pred.items()}
+    order = [node for node, count in waiting.items() if count == 0]
+    for node in order:  # grows while it is walked
+        for successor in successors[node]:
+            waiting[successor] -= 1
+            if waiting[successor] == 0:
+                order.append(successor)
+    return order
 
 
 def _rename_references(value: Any, upstream: dict[str, str]) -> Any:
     if isinstance(value, str):
+        if "${" not in value:  # most strings: no reference, no regex
+            return value
         return REFERENCE_PATTERN.sub(
             lambda m: "${#" + upstream.get(m.group(1), m.group(1)) + m.group(2) + "}", value
         )

@@ -15,13 +15,15 @@ from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 from pydantic import TypeAdapter
 
 from stepgraph.exceptions import BudgetExceededError, NonRetryableError, StepgraphError
-from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+from stepgraph.executor._ahead import Ahead, AheadBackend
+from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall, resolve_args
+from stepgraph.executor._heap import frozen_heap
 from stepgraph.executor._validate import dependencies
 from stepgraph.journal import (
     Action,
@@ -33,9 +35,9 @@ from stepgraph.journal import (
     Thought,
 )
 from stepgraph.model import Observation, Step
-from stepgraph.references import ReferenceError_, resolve
+from stepgraph.references import ReferenceError_
 from stepgraph.tools import ToolRegistry
-from stepgraph.tools.expression import Expression, bind
+from stepgraph.tools.expression import Expression
 from stepgraph.units import check_data, convert
 
 
@@ -60,47 +62,91 @@ class StepRecord:
     error: str | None = None  # the final error, or why the step was skipped
 
 
+@dataclass(frozen=True)
+class _Views:
+    """An execution's records seen by outcome, built in one pass."""
+
+    values: dict[str, Any]
+    failed: dict[str, str]
+    skipped: dict[str, str]
+    actions: dict[str, dict[str, Any]]
+    reused: set[str]
+
+    @classmethod
+    def of(cls, records: dict[str, StepRecord]) -> _Views:
+        values: dict[str, Any] = {}
+        failed: dict[str, str] = {}
+        skipped: dict[str, str] = {}
+        reused: set[str] = set()
+        for r in records.values():
+            state = r.state
+            if state is StepState.DONE or state is StepState.REUSED:
+                values[r.step] = r.value
+                if state is StepState.REUSED:
+                    reused.add(r.step)
+            elif state is StepState.FAILED:
+                failed[r.step] = r.error or "failed"
+            elif state is StepState.SKIPPED:
+                skipped[r.step] = r.error or "skipped"
+        actions = {r.step: r.args for r in records.values() if r.args}
+        return cls(values, failed, skipped, actions, reused)
+
+
 @dataclass
 class Execution:
-    """What a run of the graph produced: a record per step (plan order) and every attempt."""
+    """What a run of the graph produced: a record per step (plan order) and every attempt.
+
+    The views (`values`, `failed`, ...) are built once and kept until a record is
+    fetched through `record()` again: callers look them up once per step, and
+    rebuilding them each time made a 10k-step run quadratic. They are shared, not
+    copies: read them, do not change them.
+    """
 
     records: dict[str, StepRecord] = field(default_factory=dict)
     observations: list[Observation] = field(default_factory=list)
+    _cache: tuple[dict[str, StepRecord], _Views] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def record(self, step: str) -> StepRecord:
-        """The step's record, created on first use."""
+        """The step's record, created on first use (the caller may change it: views are reset)."""
+        self._cache = None
         found = self.records.get(step)
         if found is None:
             found = self.records[step] = StepRecord(step)
         return found
 
-    def _where(self, *states: StepState) -> list[StepRecord]:
-        return [record for record in self.records.values() if record.state in states]
+    @property
+    def _views(self) -> _Views:
+        cache = self._cache
+        if cache is None or cache[0] is not self.records:  # changed, or replaced wholesale
+            cache = self._cache = (self.records, _Views.of(self.records))
+        return cache[1]
 
     @property
     def values(self) -> dict[str, Any]:
         """Each step's value, for the steps that have one (ran now or reused)."""
-        return {r.step: r.value for r in self._where(StepState.DONE, StepState.REUSED)}
+        return self._views.values
 
     @property
     def failed(self) -> dict[str, str]:
         """Each failed step's final error."""
-        return {r.step: r.error or "failed" for r in self._where(StepState.FAILED)}
+        return self._views.failed
 
     @property
     def skipped(self) -> dict[str, str]:
         """Each skipped step and why."""
-        return {r.step: r.error or "skipped" for r in self._where(StepState.SKIPPED)}
+        return self._views.skipped
 
     @property
     def actions(self) -> dict[str, dict[str, Any]]:
         """The arguments each step ran with (for verifiers: what to undo)."""
-        return {r.step: r.args for r in self.records.values() if r.args}
+        return self._views.actions
 
     @property
     def reused(self) -> set[str]:
         """Steps whose value came from an earlier round."""
-        return {r.step for r in self._where(StepState.REUSED)}
+        return self._views.reused
 
 
 _OBSERVATIONS = TypeAdapter(list[Observation])
@@ -174,6 +220,11 @@ class Scheduler:
         # per wake-up instead of `concurrent.futures.wait` re-arming every running future.
         self._completed: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         self._backend = backend or ThreadBackend()
+        # A backend that wires futures together gets steps before their inputs are back.
+        self._ahead: Ahead | None = None
+        if hasattr(self._backend, "submit_ahead"):
+            self._ahead = Ahead(cast(AheadBackend, self._backend), graph, tools, self._scope)
+        self._ready_ahead: deque[str] = deque()  # ready, and already on the backend
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})
         self._stopped: BudgetExceededError | None = None  # no launches; running calls finish
@@ -234,6 +285,10 @@ class Scheduler:
 
     def run(self) -> Execution:
         """Run every step that can run; return values, observations, failures and skips."""
+        with frozen_heap():  # the graph and the tools are never garbage during the run
+            return self._run()
+
+    def _run(self) -> Execution:
         for step_id, value in self._reused.items():
             self.journal.emit(StepReused(step=step_id, value=value))
             self._complete(step_id, value, StepState.REUSED)
@@ -248,13 +303,17 @@ class Scheduler:
             and node not in self._refused
         )
         try:
-            while self._ready or self._retries or self._running or self._abandoned or self._open:
+            while self._ready or self._ready_ahead or self._in_flight():
                 self._take_arrivals()
-                for call, attempt in self._launches():  # their actions are on disk now
-                    future = self._backend.submit(call)
+                for call, attempt, ahead in self._launches():  # their actions are on disk now
+                    future = ahead or self._backend.submit(call)
                     self._running[future] = attempt
                     future.add_done_callback(self._completed.put)
-                if not (self._running or self._retries or self._abandoned or self._open):
+                    if self._ahead is not None and ahead is None:
+                        self._ahead.assigned(attempt.step.id, future)
+                if self._ahead is not None:
+                    self._ahead.submit_more(self._waiting, self._settled)
+                if not self._in_flight():
                     continue
                 done = self._wait_for_completions()
                 with self.journal.batch():
@@ -262,6 +321,8 @@ class Scheduler:
                         self._finish(future)
                     self._expire(time.monotonic())
         finally:
+            if self._ahead is not None:
+                self._ahead.cancel_all()
             self._backend.shutdown()
         if self._stopped is not None:  # what ran is journaled; `resume` runs the rest
             raise self._stopped
@@ -272,6 +333,10 @@ class Scheduler:
         records = result.records
         result.records = {node: records[node] for node in self.graph if node in records}
         return result
+
+    def _in_flight(self) -> bool:
+        """Calls still to finish or retry, or a streamed plan whose steps may still come."""
+        return bool(self._running or self._retries or self._abandoned or self._open)
 
     def _wait_for_completions(self) -> list[Future[Any]]:
         """Sleep until a call finishes or the nearest deadline passes; take all that finished."""
@@ -293,21 +358,26 @@ class Scheduler:
                 self._retry(waiting.attempt)
         return [future for future in finished if future in self._running]  # not timed out
 
-    def _launches(self) -> list[tuple[ToolCall, _Attempt]]:
+    def _launches(self) -> list[tuple[ToolCall, _Attempt, Future[Any] | None]]:
         """Journal the thoughts and actions of every call that fits, flushed once, then return them.
 
         Write-ahead: an action is in the file before its tool can start, so after a
-        crash `resume` knows which calls may have run.
+        crash `resume` knows which calls may have run. (A step submitted ahead, see
+        `_ahead`, has no side effects: it is journaled once its inputs are back here.)
         """
-        launches: list[tuple[ToolCall, _Attempt]] = []
+        launches: list[tuple[ToolCall, _Attempt, Future[Any] | None]] = []
         with self.journal.batch():
+            while self._ready_ahead:  # on the backend already: no worker slot to wait for
+                launch = self._launch(self.graph.nodes[self._ready_ahead.popleft()]["step"], 1)
+                if launch is not None:
+                    launches.append(launch)
             now = time.monotonic()
             due = sorted((r for r in self._retries if r[0] <= now), key=lambda r: r[0])
             self._retries = [r for r in self._retries if r[0] > now]
             pending = deque((step, number) for _, step, number in due)
-            while (pending or self._ready) and len(self._running) + len(
-                launches
-            ) < self.max_workers:
+            slots = self.max_workers - len(self._running)
+            slots -= sum(1 for launch in launches if launch[2] is None)
+            while (pending or self._ready) and slots > 0:
                 if pending:
                     step, number = pending.popleft()
                 else:
@@ -321,30 +391,30 @@ class Scheduler:
                     pending.clear()
                 if launch is not None:
                     launches.append(launch)
+                    slots -= 1
             self._retries.extend((now, step, number) for step, number in pending)
         return launches
 
-    def _launch(self, step: Step, number: int) -> tuple[ToolCall, _Attempt] | None:
+    def _launch(
+        self, step: Step, number: int
+    ) -> tuple[ToolCall, _Attempt, Future[Any] | None] | None:
         tool = self.tools.get(step.tool)
+        ahead = self._ahead.take(step.id) if self._ahead is not None and number == 1 else None
         if number == 1:
             self.journal.emit(Thought(step=step.id, text=step.thought))
         started = time.monotonic()
         try:
-            args = {
-                name: bind(value, self._scope)
-                if name in tool.expression_args and isinstance(value, str)
-                else resolve(value, self._scope)
-                for name, value in step.args.items()
-            }
+            args = resolve_args(tool, step.args, self._scope)
         except ReferenceError_ as e:
+            if ahead is not None:
+                self._backend.cancel(ahead)
             self._record_failure(step, number, started, NonRetryableError(str(e)), final=True)
             return None
         self.result.record(step.id).args = args
         recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
         self.journal.emit(Action(step=step.id, tool=tool.name, args=recorded, attempt=number))
-        return ToolCall(step, number, tool, args), _Attempt(
-            step, number, started, started + step.timeout
-        )
+        attempt = _Attempt(step, number, started, started + step.timeout)
+        return ToolCall(step, number, tool, args), attempt, ahead
 
     def _finish(self, future: Future[Any]) -> None:
         attempt = self._running.pop(future)
@@ -378,7 +448,10 @@ class Scheduler:
         for successor in self.graph.successors(step_id):
             self._waiting[successor] -= 1
             if self._waiting[successor] == 0 and not self._settled(successor):
-                self._ready.append(successor)
+                if self._ahead is not None and successor in self._ahead:
+                    self._ready_ahead.append(successor)
+                else:
+                    self._ready.append(successor)
 
     def _settled(self, step_id: str) -> bool:
         """Reused, failed or skipped already: never to be launched."""
@@ -429,6 +502,8 @@ class Scheduler:
     def _record_failure(
         self, step: Step, number: int, started: float, error: BaseException, *, final: bool
     ) -> None:
+        if self._ahead is not None:
+            self._ahead.failed(step.id)  # what went ahead on this attempt is called back
         message = _describe(error)
         elapsed = (time.monotonic() - started) * 1000
         self._observe(step.id, number, elapsed, final=final, ok=False, error=message)

@@ -51,7 +51,8 @@ _CONVERSION_FACTORS = {
     1048576: "a binary prefix (Mi)",
     1073741824: "a binary prefix (Gi)",
 }
-_PER = {"per", "a", "an", "each", "every"}
+_PER = {"per"}
+_PER_OR_NOT = {"a", "an", "each", "every"}
 _WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
 
 
@@ -78,26 +79,31 @@ def _stated(quote: str) -> list[_Stated]:
         if number.percent:
             found.append(_Stated(number.text, number.value, parse_unit("percent")))
             continue
-        found.append(_Stated(number.text, number.value, _unit_after(quote[number.end :])))
+        units: list[pint.Unit | None] = [*_units_after(quote[number.end :])] or [None]
+        found.extend(_Stated(number.text, number.value, unit) for unit in units)
     return found
 
 
-def _unit_after(rest: str) -> pint.Unit | None:
-    """The known unit written right after a number: one word, or "X per Y" ("X a Y").
+def _units_after(rest: str) -> list[pint.Unit]:
+    """The known units the words right after a number may mean: one word, or a rate.
 
-    Only one word otherwise: in "a 450 Mbps link", link is a unit of length too.
+    "60 L per minute" is a rate; "7.5 hours a day" is a rate or a duration (both are
+    accepted). Only one word otherwise: in "a 450 Mbps link", link is a unit of length.
     """
     words = [word.strip(".,;:()") for word in rest.split()[:3]]
-    rate = len(words) == 3 and words[1].casefold() in _PER
-    candidates = [f"{words[0]} / {words[2]}"] if rate else []
-    for text in [*candidates, *words[:1]]:
+    joiner = words[1].casefold() if len(words) == 3 else ""
+    texts = [f"{words[0]} / {words[2]}"] if joiner in _PER | _PER_OR_NOT else []
+    if joiner not in _PER:
+        texts += words[:1]
+    units = []
+    for text in texts:
         if not text or not _WORD.fullmatch(text.replace(" ", "")):
             continue
         try:
-            return parse_unit(text, counts=False)
+            units.append(parse_unit(text, counts=False))
         except UnitError:
             continue
-    return None
+    return units
 
 
 def _states(stated: _Stated, value: Any) -> bool:

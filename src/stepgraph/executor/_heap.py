@@ -1,0 +1,72 @@
+"""Keeping the collector off the objects a run starts with.
+
+A run allocates a few objects per step and keeps most of them (records, observations,
+the graph). CPython's full collections walk every tracked object in the process: the
+unit registry, pydantic's schemas, the plan. On a 10k-step run three of them took a
+quarter of the run. `gc.freeze()` moves what exists at the start into a permanent
+generation that collections skip; young collections still run and still free cycles
+made during the run, and `gc.unfreeze()` hands everything back at the end.
+
+Two guards keep this from holding garbage. Only one run at a time freezes (a run that
+starts while another holds the freeze runs without, so the heap is handed back whenever
+the holder ends, however runs overlap). And a run that starts on a heap grown by a
+quarter since the last full collection makes one first: CPython's own rule, which
+back-to-back runs would otherwise keep from ever firing, so garbage left between runs
+is freed about when CPython would free it. The heap is measured in allocated memory
+blocks (`sys.getallocatedblocks`, a walk over arenas, a tenth of a millisecond):
+counting the tracked objects (`gc.get_freeze_count`) walks them all, 80 ms on a heap
+with distributed loaded.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+GROWTH_BEFORE_FULL = 1.25  # CPython: a full collection once survivors grew by a quarter
+
+_lock = threading.Lock()
+_held = False  # one run holds the freeze at a time
+_baseline = 0  # memory blocks after the last full collection (0: not measured yet)
+_full_at_exit = -1  # full collections counted when the last frozen block ended
+
+
+def _full_collections() -> int:
+    return int(gc.get_stats()[2]["collections"])
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Collections during the block skip the objects that existed before it."""
+    global _held
+    with _lock:
+        mine = not _held
+        if mine:
+            _held = True
+            _freeze()
+    try:
+        yield
+    finally:
+        if mine:
+            with _lock:
+                global _full_at_exit
+                gc.unfreeze()
+                _held = False
+                _full_at_exit = _full_collections()
+
+
+def _freeze() -> None:
+    """Freeze the heap, after the full collection it is due, if it is due."""
+    global _baseline
+    gc.freeze()
+    size = sys.getallocatedblocks()
+    if _baseline == 0 or _full_collections() != _full_at_exit:  # one ran between blocks
+        _baseline = size
+    elif size > _baseline * GROWTH_BEFORE_FULL and gc.isenabled():
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        _baseline = sys.getallocatedblocks()
