@@ -104,7 +104,7 @@ class ProgressBoard:
     def snapshot(self, show_running: int) -> Snapshot:
         """Take what one frame needs: counts, the first running steps, events to print."""
         with self._lock:
-            running = []
+            running: list[tuple[str, str]] = []
             for step in self._running:
                 if len(running) == show_running:
                     break

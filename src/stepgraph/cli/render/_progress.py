@@ -237,7 +237,9 @@ def show_result(console: Console, result: RunResult, limit: int = TABLE_ROWS) ->
     for column in ("", "kind", "step", "what was compared"):
         table.add_column(column, overflow="fold")
     failed = [verdict for verdict in result.verdicts if not verdict.passed]
-    shown = failed + [verdict for verdict in result.verdicts if verdict.passed][: limit - len(failed)]
+    shown = (
+        failed + [verdict for verdict in result.verdicts if verdict.passed][: limit - len(failed)]
+    )
     ids = {id(verdict) for verdict in shown}
     for verdict in result.verdicts:
         if id(verdict) not in ids:
