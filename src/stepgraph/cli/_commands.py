@@ -7,12 +7,11 @@ import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
@@ -30,14 +29,15 @@ from stepgraph.cli._model_options import (
     TimeoutOpt,
     build_planner,
 )
-from stepgraph.cli.render import _progress as _display
-from stepgraph.cli.render._review import ConsoleApprover, show_plan_view
-from stepgraph.engine import Engine, PlanFile, check_journal_free, plan_view
 from stepgraph.exceptions import TaskFileError
-from stepgraph.executor import dask_backend, validate_plan
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
-from stepgraph.planner import system_prompt
-from stepgraph.task import PreparedTask, parse_assignments
+
+# Each command imports the stages it uses when it runs: `stepgraph --help` and
+# `stepgraph validate` must not wait for the planner's HTTP client or the pictures.
+if TYPE_CHECKING:
+    from stepgraph.cli.render._progress import LiveProgress
+    from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.task import PreparedTask
 
 __doc__ = f"{__doc__}\n\n{exit_status_table()}\n"
 
@@ -84,11 +84,13 @@ def _target(target: str, tools: str | None) -> Task | Path:
 
 
 def approver_for(
-    console: Console, prepared: PreparedTask, progress: _display.LiveProgress
+    console: Console, prepared: PreparedTask, progress: LiveProgress
 ) -> ConsoleApprover | None:
     """A terminal approver when a person is there to answer, else None (never wait)."""
     if not sys.stdin.isatty():
         return None
+    from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.executor import validate_plan
 
     def check(plan: StepGraph) -> None:
         validate_plan(plan, prepared.tools, prepared.inputs, prepared.extra_checks)
@@ -144,6 +146,11 @@ def run(
     ] = None,
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.engine import Engine, PlanFile, check_journal_free
+    from stepgraph.executor import dask_backend
+    from stepgraph.task import parse_assignments
+
     console = Console(stderr=as_json, quiet=as_json)
     planner = build_planner(
         scripted=scripted,
@@ -212,6 +219,10 @@ def plan(
     max_retries: MaxRetriesOpt = None,
 ) -> None:
     """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
+    from stepgraph.engine import Engine, PlanFile
+    from stepgraph.planner import system_prompt
+    from stepgraph.task import parse_assignments
+
     engine = Engine(
         planner=build_planner(
             scripted=scripted,
@@ -252,6 +263,9 @@ def approve(
     ] = None,
 ) -> None:
     """Record who approved a plan file and when; a changed plan cannot be approved."""
+    from stepgraph.cli.render._review import show_plan_view
+    from stepgraph.engine import Engine, PlanFile, plan_view
+
     plan_file = PlanFile.load(plan_path)
     prepared = Engine().prepare(plan_file.task)
     show_plan_view(Console(), plan_view(plan_file.plan, prepared.tools, prepared.inputs))
@@ -266,6 +280,9 @@ def approve(
 @handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
+    from stepgraph.engine import Engine
+    from stepgraph.task import parse_assignments
+
     graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
     edges = graph.number_of_edges()
     Console().print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {edges} dependencies")
@@ -280,6 +297,10 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schemas as JSON.")] = False,
 ) -> None:
     """List the tools with their argument schemas."""
+    from rich.table import Table
+
+    from stepgraph.engine import Engine
+
     registry = Engine().prepare(task).tools if task else Engine().tools
     schemas = [item.schema() for item in registry]
     if as_json:

@@ -11,12 +11,8 @@ from rich.console import Console
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
-from stepgraph.cli.render import _progress as _display
-from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
-from stepgraph.cli.render._review import ConsoleApprover
-from stepgraph.cli.render._show import show_journal
-from stepgraph.engine import replay, resume
-from stepgraph.journal import read_journal
+
+# The commands import what they use when they run (see `_commands`).
 
 JournalArg = Annotated[Path, typer.Argument(help="A journal (.jsonl).", show_default=False)]
 
@@ -33,6 +29,9 @@ def replay_command(
     out: Annotated[Path | None, typer.Option(help="The new journal's path.")] = None,
 ) -> None:
     """Run a recorded run again from its journal and report identical or the first divergence."""
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.engine import replay
+
     console = Console()
     if out is not None and out.resolve() == journal.resolve():
         fail(f"--out {out} is the journal being replayed; choose another path", ExitCode.USAGE)
@@ -72,6 +71,10 @@ def resume_command(
     ] = False,
 ) -> None:
     """Finish an interrupted run: completed steps are not run again."""
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.engine import resume
+
     console = Console()
     with _display.LiveProgress(console) as progress:
         approver = (  # a person at a terminal may approve re-running a side effect
@@ -92,6 +95,9 @@ def resume_command(
 @handle_errors
 def show_command(journal: JournalArg) -> None:
     """The run as a person reads it: thoughts, actions, observations, verdicts, the answer."""
+    from stepgraph.cli.render._show import show_journal
+    from stepgraph.journal import read_journal
+
     events = read_journal(journal)
     show_journal(Console(), events)
 
@@ -105,6 +111,8 @@ def graph_command(
     out: Annotated[Path | None, typer.Option(help="Output file (needed for png and svg).")] = None,
 ) -> None:
     """Draw the step graph; from a journal, coloured by outcome."""
+    from stepgraph.cli.render._pictures import draw, load_picture, to_dot, to_mermaid
+
     picture = load_picture(source)
     if format_ in ("png", "svg"):
         if out is None:
@@ -126,6 +134,9 @@ def gantt_command(
     out: Annotated[Path, typer.Option(help="Output picture (.png or .svg).")] = Path("run.png"),
 ) -> None:
     """A timeline of the steps, so parallelism and slow steps show at a glance."""
+    from stepgraph.cli.render._pictures import gantt
+    from stepgraph.journal import read_journal
+
     gantt(read_journal(journal), out)
     Console(stderr=True).print(f"written to {out}", highlight=False)
 
