@@ -15,7 +15,19 @@ from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import JournalError, LLMError, NonRetryableError, StepgraphError
 from stepgraph.executor import ThreadBackend, ToolCall, build_graph
-from stepgraph.journal import Journal, JournalEvent, ObservationEvent, Recording, read_journal
+from stepgraph.journal import (
+    Journal,
+    JournalEvent,
+    JournalReader,
+    LLMResponse,
+    ObservationEvent,
+    PlanApproved,
+    PlanEdited,
+    PlanProposed,
+    PlanRepair,
+    Recording,
+    RunStart,
+)
 from stepgraph.model import ApprovalPolicy, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
@@ -75,13 +87,37 @@ class _ReplayedError(StepgraphError):
     """A recorded failure that was retried at the time, so it may be retried again."""
 
 
-def recorded_observations(journal: Journal) -> dict[str, deque[ObservationEvent]]:
-    """Each step's observations in order; replay backends of every round share them."""
-    recorded: dict[str, deque[ObservationEvent]] = defaultdict(deque)
-    for event in journal.events:
-        if isinstance(event, ObservationEvent) and event.step:
-            recorded[event.step].append(event)
-    return recorded
+@dataclass(frozen=True, slots=True)
+class RecordedOutcome:
+    """What one attempt of a step gave, as much of its observation as a replay needs."""
+
+    ok: bool
+    value: Any
+    error: str | None
+    final: bool
+
+
+# The events a replay keeps whole (to rebuild the task, the plans and the model's
+# answers); observations are kept as `RecordedOutcome`s, everything else is dropped.
+_KEPT = (RunStart, PlanProposed, PlanEdited, PlanApproved, PlanRepair, LLMResponse)
+
+
+def load_for_replay(path: Path) -> tuple[Recording, dict[str, deque[RecordedOutcome]]]:
+    """The recording and each step's outcomes in order, read in one pass over the journal.
+
+    The journal is streamed: a large one is never held as a list of events.
+    """
+    reader = JournalReader(path)
+    kept: list[JournalEvent] = []
+    recorded: dict[str, deque[RecordedOutcome]] = defaultdict(deque)
+    for event in reader:
+        if isinstance(event, ObservationEvent):
+            if event.step:
+                outcome = RecordedOutcome(event.ok, event.value, event.error, event.final)
+                recorded[event.step].append(outcome)
+        elif isinstance(event, _KEPT):
+            kept.append(event)
+    return Recording.from_journal(Journal(path, kept, reader.problems)), recorded
 
 
 class ReplayBackend:
@@ -89,7 +125,7 @@ class ReplayBackend:
 
     def __init__(
         self,
-        recorded: dict[str, deque[ObservationEvent]],
+        recorded: dict[str, deque[RecordedOutcome]],
         live_steps: set[str] | None = None,
         *,
         live: bool = False,
@@ -166,11 +202,10 @@ def replay(
             "the replay would overwrite the journal it replays; choose another output path",
             path=str(path),
         )
-    recording = Recording.load(path)
+    recording, recorded = load_for_replay(path)
     live_steps = _fork_steps(recording, from_step) if from_step else None
     out_path.unlink(missing_ok=True)
     texts = recording.llm_texts()
-    recorded = recorded_observations(recording.journal)
     engine = Engine(
         tools=tools,
         planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
@@ -196,7 +231,8 @@ def replay(
         report.result = engine.run(prepared, journal=out_path, options=options)
     except StepgraphError as e:
         report.error = str(e)
-    report.divergences += compare(recording.journal, read_journal(out_path))
+    # Both journals are read again, line by line: cheaper than holding the record's events.
+    report.divergences += compare_files(path, out_path)
     return report
 
 
@@ -229,20 +265,32 @@ def compare(recorded: Journal, produced: Journal) -> list[Divergence]:
     Events are matched per (kind, step) rather than globally, because steps that run
     at the same time may finish in another order without the run being different.
     """
-    queues: dict[tuple[str, str | None], deque[JournalEvent]] = defaultdict(deque)
-    for event in produced.events:
+    return _compare(recorded.events, produced.events)
+
+
+def compare_files(recorded: Path, produced: Path) -> list[Divergence]:
+    """`compare` of two journal files, each read line by line.
+
+    Only the compared fields of the produced run are held, never two lists of events.
+    """
+    return _compare(JournalReader(recorded), JournalReader(produced))
+
+
+def _compare(
+    recorded: Iterable[JournalEvent], produced: Iterable[JournalEvent]
+) -> list[Divergence]:
+    queues: dict[tuple[str, str | None], deque[dict[str, Any]]] = defaultdict(deque)
+    for event in produced:
         if event.event in COMPARED:
-            queues[(event.event, event.step)].append(event)
+            queues[(event.event, event.step)].append(_payload(event))
     divergences = []
-    for event in recorded.events:
+    for event in recorded:
         if event.event not in COMPARED:
             continue
         queue = queues[(event.event, event.step)]
-        produced_payload = _payload(queue.popleft()) if queue else None
-        if _payload(event) != produced_payload:
-            divergences.append(
-                Divergence(event.event, event.step, _payload(event), produced_payload)
-            )
+        produced_payload = queue.popleft() if queue else None
+        if (payload := _payload(event)) != produced_payload:
+            divergences.append(Divergence(event.event, event.step, payload, produced_payload))
     for (kind, step), rest in queues.items():
-        divergences += [Divergence(kind, step, None, _payload(event)) for event in rest]
+        divergences += [Divergence(kind, step, None, payload) for payload in rest]
     return divergences

@@ -22,7 +22,7 @@ from stepgraph.journal._events import (
     StepSkipped,
     Thought,
 )
-from stepgraph.journal._reader import Journal, read_journal
+from stepgraph.journal._reader import Journal, JournalReader, read_journal
 from stepgraph.journal._recording import Prior, Recording
 from stepgraph.journal._writer import JOURNAL_VERSION, JournalWriter, Listener, NullJournal
 
@@ -33,6 +33,7 @@ __all__ = [
     "CheckEvent",
     "Journal",
     "JournalEvent",
+    "JournalReader",
     "JournalWriter",
     "LLMRequest",
     "LLMResponse",
