@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from benchmarks import critical_path, economy, overhead, scale
+from benchmarks import cli, critical_path, economy, overhead, scale
 from benchmarks._common import machine
 
 
@@ -23,9 +23,10 @@ def main(argv: list[str] | None = None) -> int:
             lambda: overhead.run(steps=2_000, repeats=1),
             lambda: scale.run(sizes=(500, 2_000), events=10_000, replay_steps=1_000),
             economy.run,
+            lambda: cli.run((200,), 1, 2_000, (500, 2_000), replay_steps=200, memory_steps=200),
         ]
     else:
-        sections = [critical_path.run, overhead.run, scale.run, economy.run]
+        sections = [critical_path.run, overhead.run, scale.run, economy.run, cli.run]
     for section in sections:
         print()
         print(section(), flush=True)
