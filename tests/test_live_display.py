@@ -132,3 +132,16 @@ def test_running_steps_are_on_screen_while_they_run(tmp_path: Path) -> None:
     looker.join()
     assert SEEN.is_set()
     assert progress.states == {"slow_one": "ok"}
+
+
+def test_nothing_is_drawn_while_a_person_answers_a_prompt():
+    console, out = _terminal()
+    with LiveProgress(console, refresh_per_second=200) as progress:
+        with progress.paused():
+            frames, written = progress.frames, len(out.getvalue())
+            time.sleep(0.1)  # twenty frames would be due
+            assert (progress.frames, len(out.getvalue())) == (frames, written)
+        deadline = time.monotonic() + 5
+        while progress.frames == frames and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert progress.frames > frames  # and drawing resumes after the prompt

@@ -157,7 +157,8 @@ class LiveProgress:
             if self._stop.is_set():
                 return
             with self._paint_lock:
-                self._paint()
+                if self._resume.is_set():  # `paused` may have begun while we waited
+                    self._paint()
 
     def _paint(self) -> None:
         """Draw one frame: print what arrived, then redraw the summary below it."""
