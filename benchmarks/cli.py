@@ -38,8 +38,9 @@ def noop(ms: float = 0.0) -> float:
     return ms
 '''
 # A process that runs the CLI or the API in itself and writes its own peak RSS (KiB).
+# VmHWM, not ru_maxrss: a forked child starts with its parent's ru_maxrss on Linux.
 _PEAK = """
-import resource, sys
+import sys
 from pathlib import Path
 out = Path(sys.argv[1])
 if sys.argv[2] == "cli":
@@ -51,7 +52,8 @@ if sys.argv[2] == "cli":
 else:
     from stepgraph import Engine
     Engine().run(Path(sys.argv[3]), journal=Path(sys.argv[4]), replace_journal=True)
-out.write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+status = Path("/proc/self/status").read_text()
+out.write_text(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
 """
 
 

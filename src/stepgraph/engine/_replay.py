@@ -247,6 +247,7 @@ def replay(
     except StepgraphError as e:
         report.error = str(e)
     # Both journals are read again, line by line: cheaper than holding the record's events.
+    del recording, loaded, prepared
     report.divergences += compare_files(path, out_path)
     return report
 
@@ -288,7 +289,7 @@ def compare_files(recorded: Path, produced: Path) -> list[Divergence]:
 
     Only the compared fields of the produced run are held, never two lists of events.
     """
-    return _compare(JournalReader(recorded), JournalReader(produced))
+    return _compare(JournalReader(recorded, COMPARED), JournalReader(produced, COMPARED))
 
 
 def _compare(

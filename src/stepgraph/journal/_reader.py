@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -55,10 +55,14 @@ class JournalReader:
     the lines are read.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, kinds: Collection[str] | None = None) -> None:
+        # `kinds`: yield only events of these kinds; the others are checked to belong to
+        # the run but not typed (a plan or a task definition is the largest line there is).
         self.path = path
         self.problems: list[str] = []
-        self._first: JournalEvent | None = None
+        self._kinds = None if kinds is None else frozenset(kinds)
+        self._run_id: str | None = None
+        self._seen = False
 
     def __iter__(self) -> Iterator[JournalEvent]:
         try:
@@ -66,7 +70,7 @@ class JournalReader:
                 yield from self._events(file)
         except OSError as e:
             raise JournalError(f"cannot read journal: {e.strerror}", path=str(self.path)) from e
-        if self._first is None:
+        if not self._seen:
             data = self.path.read_bytes()  # only to say what the file holds instead
             raise JournalError(f"not a stepgraph journal: {_describe(data)}", path=str(self.path))
 
@@ -82,7 +86,11 @@ class JournalReader:
                 )
                 unreadable = None
             try:
-                event = _ADAPTER.validate_python(json.loads(line))
+                data = json.loads(line)
+                if self._kinds is not None and _skipped(data, self._kinds):
+                    self._check_run(data.get("run_id"), number)
+                    continue
+                event = _ADAPTER.validate_python(data)
             except json.JSONDecodeError as e:
                 unreadable = (number, e.msg)
                 continue
@@ -101,21 +109,30 @@ class JournalReader:
                 f"line {unreadable[0]}: truncated last line ({unreadable[1]}); skipped"
             )
 
-    def _check_belongs(self, event: JournalEvent, number: int) -> None:
-        if self._first is None:
-            self._first = event
-        elif event.run_id != self._first.run_id:
+    def _check_run(self, run_id: Any, number: int) -> None:
+        if not self._seen:
+            self._seen, self._run_id = True, run_id
+        elif run_id != self._run_id:
             raise JournalError(
-                f"line {number} belongs to run {event.run_id}, not to run {self._first.run_id}: "
+                f"line {number} belongs to run {run_id}, not to run {self._run_id}: "
                 "journals of two runs are mixed in one file",
                 path=str(self.path),
             )
+
+    def _check_belongs(self, event: JournalEvent, number: int) -> None:
+        self._check_run(event.run_id, number)
         if isinstance(event, RunStart) and event.version > JOURNAL_VERSION:
             raise JournalError(
                 f"written by a newer stepgraph (journal version {event.version}; "
                 f"this one reads up to {JOURNAL_VERSION})",
                 path=str(self.path),
             )
+
+
+def _skipped(data: Any, kinds: frozenset[str]) -> bool:
+    return (
+        isinstance(data, dict) and isinstance(data.get("event"), str) and data["event"] not in kinds
+    )
 
 
 def _describe(data: bytes) -> str:
