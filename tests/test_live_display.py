@@ -65,6 +65,9 @@ def test_the_listener_draws_nothing_per_event(tmp_path: Path) -> None:
     assert set(written_during_run) == {written_before}
     assert progress.frames == 1
     assert "150/150 steps done" in out.getvalue()
+    assert "critical path 150/150 levels" in out.getvalue()
+    # the plan table shows its head and says how much is left
+    assert "... 110 more steps (`stepgraph plan` prints them all)" in flat(out.getvalue())
 
 
 def test_the_final_summary_counts_steps_by_state_and_the_critical_path(tmp_path: Path) -> None:

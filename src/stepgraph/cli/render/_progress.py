@@ -28,6 +28,7 @@ from stepgraph.cli.render._lines import render_event
 from stepgraph.executor import dependencies
 from stepgraph.journal import JournalEvent, ObservationEvent, PlanProposed, StepReused, StepSkipped
 from stepgraph.model import RunResult, StepGraph
+from stepgraph.references import find_references
 
 _STYLES = {
     "waiting": "dim",
@@ -41,8 +42,11 @@ _STYLES = {
 TABLE_ROWS = 40
 
 
-def plan_table(plan: StepGraph, limit: int = TABLE_ROWS) -> Table:
-    """The plan as a table: id, tool, arguments with the thought, what each step waits for."""
+def plan_table(plan: StepGraph, limit: int = TABLE_ROWS, total: int | None = None) -> Table:
+    """The plan as a table: id, tool, arguments with the thought, what each step waits for.
+
+    `total`: the plan's size when `plan` holds only its first steps.
+    """
     table = Table(title=Text(plan.thought.strip() or "Plan"), title_justify="left", expand=True)
     table.add_column("step", no_wrap=True)
     table.add_column("tool", no_wrap=True)
@@ -56,18 +60,25 @@ def plan_table(plan: StepGraph, limit: int = TABLE_ROWS) -> Table:
         if step.thought:
             detail.append("\n" + step.thought, style="dim italic")
         table.add_row(Text(step.id), Text(step.tool), detail, Text(", ".join(dependencies(step))))
-    if len(plan.steps) > limit:
-        more = f"... {len(plan.steps) - limit:,} more steps (`stepgraph plan` prints them all)"
+    shown = min(limit, len(plan.steps))
+    hidden = (len(plan.steps) if total is None else total) - shown
+    if hidden > 0:
+        more = f"... {hidden:,} more steps (`stepgraph plan` prints them all)"
         table.add_row("", "", Text(more, style="dim"), "")
     return table
 
 
-def _levels(plan: StepGraph) -> dict[str, int]:
-    """Each step's place on its longest chain of dependencies (0 for steps that wait for none)."""
+def _levels(steps: list[dict[str, Any]]) -> dict[str, int]:
+    """Each step's place on its longest chain of dependencies (0 for steps that wait for none).
+
+    Read from the plan's JSON: typing 20,000 steps again would cost the run (the GIL).
+    """
     graph = nx.DiGraph()
-    graph.add_nodes_from(step.id for step in plan.steps)
-    for step in plan.steps:
-        graph.add_edges_from((dep, step.id) for dep in dependencies(step) if dep in graph)
+    graph.add_nodes_from(step["id"] for step in steps)
+    for step in steps:
+        found = [ref.step for ref in find_references(step.get("args", {}))]
+        deps = [*found, *step.get("depends_on", [])]
+        graph.add_edges_from((dep, step["id"]) for dep in deps if dep in graph)
     levels: dict[str, int] = {}
     try:
         for level, generation in enumerate(nx.topological_generations(graph)):
@@ -180,9 +191,10 @@ class LiveProgress:
         routine = 0
         for event in events:
             if isinstance(event, PlanProposed):
-                plan = StepGraph.model_validate(event.plan)
-                out.append(plan_table(plan))
-                self._levels = _levels(plan)
+                steps = event.plan.get("steps", [])
+                head = {**event.plan, "steps": steps[:TABLE_ROWS]}  # all a table shows
+                out.append(plan_table(StepGraph.model_validate(head), total=len(steps)))
+                self._levels = _levels(steps)
                 self._per_level = [0] * (max(self._levels.values(), default=-1) + 1)
                 for level in self._levels.values():
                     self._per_level[level] += 1
