@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +57,9 @@ class JournalReader:
     """
 
     def __init__(self, path: Path, kinds: Collection[str] | None = None) -> None:
-        # `kinds`: yield only events of these kinds; the others are checked to belong to
-        # the run but not typed (a plan or a task definition is the largest line there is).
+        # `kinds`: yield only events of these kinds. A line that names only other kinds is
+        # not even parsed (a plan or a task definition is the largest line there is); so
+        # such lines are not checked to belong to the run: read the journal whole first.
         self.path = path
         self.problems: list[str] = []
         self._kinds = None if kinds is None else frozenset(kinds)
@@ -85,6 +87,9 @@ class JournalReader:
                     f"line {unreadable[0]}: line is not JSON ({unreadable[1]}); skipped"
                 )
                 unreadable = None
+            if self._kinds is not None and _other_kinds(raw, self._kinds):
+                self._seen = True  # an event, just not one asked for: not even parsed
+                continue
             try:
                 data = json.loads(line)
                 if self._kinds is not None and _skipped(data, self._kinds):
@@ -110,8 +115,9 @@ class JournalReader:
             )
 
     def _check_run(self, run_id: Any, number: int) -> None:
-        if not self._seen:
-            self._seen, self._run_id = True, run_id
+        self._seen = True
+        if self._run_id is None:
+            self._run_id = run_id
         elif run_id != self._run_id:
             raise JournalError(
                 f"line {number} belongs to run {run_id}, not to run {self._run_id}: "
@@ -127,6 +133,16 @@ class JournalReader:
                 f"this one reads up to {JOURNAL_VERSION})",
                 path=str(self.path),
             )
+
+
+# Every `"event": "<kind>"` in a line: the event's own kind is among them, wherever the
+# writer put the key, so a line none of whose matches is wanted cannot be wanted.
+_EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
+
+
+def _other_kinds(raw: bytes, kinds: frozenset[str]) -> bool:
+    found = _EVENT_KIND.findall(raw)
+    return bool(found) and not any(kind.decode() in kinds for kind in found)
 
 
 def _skipped(data: Any, kinds: frozenset[str]) -> bool:
