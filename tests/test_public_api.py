@@ -11,8 +11,9 @@ def _isort_order(name):
 
 def test_all_lists_exactly_the_public_names():
     for module in (stepgraph, executor, journal, tools, verifiers, planner):
-        public = {name for name in vars(module) if not name.startswith("_")}
-        submodules = {name for name, value in vars(module).items() if inspect.ismodule(value)}
+        # dir(), not vars(): the package root imports its names on first use
+        public = {name for name in dir(module) if not name.startswith("_")}
+        submodules = {name for name in public if inspect.ismodule(getattr(module, name))}
         assert set(module.__all__) == public - submodules - {"annotations"}, module.__name__
         assert module.__all__ == sorted(module.__all__, key=_isort_order), module.__name__
 

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stepgraph import Engine, Planner, StepGraph, Task, tool
-from stepgraph.engine import replay
+from stepgraph.engine import compare, replay
+from stepgraph.engine._replay import compare_files
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES
@@ -142,3 +143,24 @@ def test_replay_of_any_graph_with_any_latencies_is_identical(steps, tmp_path_fac
     Engine(tools=[work]).run(task, journal=folder / "j.jsonl")
     report = replay(folder / "j.jsonl", tools=[work])
     assert report.identical, report.divergences
+
+
+def test_journals_compared_line_by_line_differ_where_they_differ_in_memory(tmp_path):
+    """The streamed comparison a replay uses finds what `compare` finds, at the same step."""
+    record = tmp_path / "run.jsonl"
+    Engine().run(EXAMPLES / "migration.yaml", journal=record)
+    lines = record.read_text().splitlines()
+    edited = [
+        line.replace('"ok":true', '"ok":false', 1)
+        if '"event":"observation"' in line and '"step":"total"' in line
+        else line
+        for line in lines
+    ]
+    assert edited != lines
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join(edited) + "\n")
+    streamed = compare_files(record, forged)
+    assert streamed == compare(read_journal(record), read_journal(forged))
+    assert [(d.event, d.step) for d in streamed] == [("observation", "total")]
+    assert (streamed[0].recorded["ok"], streamed[0].produced["ok"]) == (True, False)
+    assert compare_files(record, record) == []

@@ -1,48 +1,56 @@
 """stepgraph: the model plans, code executes, and every number is checked."""
 
-from stepgraph.engine import Engine, ReplayReport, replay, resume, run
-from stepgraph.exceptions import (
-    ApprovalError,
-    BudgetExceededError,
-    CalculationError,
-    JournalError,
-    LLMError,
-    McpServerError,
-    NonRetryableError,
-    PlannerNotConfiguredError,
-    PlanningError,
-    PlanProblem,
-    PlanValidationError,
-    StepExecutionError,
-    StepgraphError,
-    TaskFileError,
-    ToolArgumentError,
-    ToolDefinitionError,
-    ToolError,
-    UnitError,
-    VerificationError,
-)
-from stepgraph.journal import read_journal
-from stepgraph.model import (
-    ApprovalPolicy,
-    Budget,
-    Check,
-    McpServerSpec,
-    Observation,
-    RunResult,
-    RunStatus,
-    Step,
-    StepGraph,
-    Task,
-    TaskInput,
-    Verdict,
-    VerdictKind,
-)
-from stepgraph.planner import LLMSettings, OpenAIClient, Planner
-from stepgraph.task import PreparedTask, load_task
-from stepgraph.tools import Tool, ToolRegistry, tool
+# The names below are imported on first use (PEP 562): `stepgraph --help` must not pay
+# for openai, pint and networkx, and importing any submodule imports this package first.
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from stepgraph.engine import Engine, ReplayReport, replay, resume, run
+    from stepgraph.exceptions import (
+        ApprovalError,
+        BudgetExceededError,
+        CalculationError,
+        JournalError,
+        LLMError,
+        McpServerError,
+        NonRetryableError,
+        PlannerNotConfiguredError,
+        PlanningError,
+        PlanProblem,
+        PlanValidationError,
+        StepExecutionError,
+        StepgraphError,
+        TaskFileError,
+        ToolArgumentError,
+        ToolDefinitionError,
+        ToolError,
+        UnitError,
+        VerificationError,
+    )
+    from stepgraph.journal import read_journal
+    from stepgraph.model import (
+        ApprovalPolicy,
+        Budget,
+        Check,
+        McpServerSpec,
+        Observation,
+        RunResult,
+        RunStatus,
+        Step,
+        StepGraph,
+        Task,
+        TaskInput,
+        Verdict,
+        VerdictKind,
+    )
+    from stepgraph.planner import LLMSettings, OpenAIClient, Planner
+    from stepgraph.task import PreparedTask, load_task
+    from stepgraph.tools import Tool, ToolRegistry, tool
 
 __version__ = "0.1.0"
+
 
 __all__ = [
     "ApprovalError",
@@ -92,3 +100,35 @@ __all__ = [
     "run",
     "tool",
 ]
+
+_MODULES = {
+    "Engine": "engine",
+    "ReplayReport": "engine",
+    "replay": "engine",
+    "resume": "engine",
+    "run": "engine",
+    "read_journal": "journal",
+    "LLMSettings": "planner",
+    "OpenAIClient": "planner",
+    "Planner": "planner",
+    "PreparedTask": "task",
+    "load_task": "task",
+    "Tool": "tools",
+    "ToolRegistry": "tools",
+    "tool": "tools",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'stepgraph' has no attribute {name!r}")
+    module = _import_module(f"stepgraph.{_MODULES.get(name, 'exceptions')}")
+    if not hasattr(module, name):  # the shared vocabulary: StepGraph, Task, RunResult, ...
+        module = _import_module("stepgraph.model")
+    value = getattr(module, name)
+    globals()[name] = value  # once: later lookups never come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

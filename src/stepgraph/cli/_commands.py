@@ -6,12 +6,11 @@ import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 import stepgraph.cli._budget_options as bo
@@ -33,14 +32,15 @@ from stepgraph.cli._model_options import (
 )
 from stepgraph.cli._otel_command import OtelOpt, tracing
 from stepgraph.cli._serve_commands import register as register_serve
-from stepgraph.cli.render import _progress as _display
-from stepgraph.cli.render._review import ConsoleApprover
-from stepgraph.engine import Engine, PlanFile, RunOptions, check_given_plan, check_journal_free
 from stepgraph.exceptions import TaskFileError
-from stepgraph.executor import dask_backend
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
-from stepgraph.planner import system_prompt
-from stepgraph.task import PreparedTask, parse_assignments
+
+# Each command imports the stages it uses when it runs: `stepgraph --help` and
+# `stepgraph validate` must not wait for the planner's HTTP client or the pictures.
+if TYPE_CHECKING:
+    from stepgraph.cli.render._progress import LiveProgress
+    from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.task import PreparedTask
 
 __doc__ = f"{__doc__}\n\n{exit_status_table()}\n"
 
@@ -87,11 +87,13 @@ def _target(target: str, tools: str | None) -> Task | Path:
 
 
 def approver_for(
-    console: Console, prepared: PreparedTask, progress: _display.LiveProgress
+    console: Console, prepared: PreparedTask, progress: LiveProgress
 ) -> ConsoleApprover | None:
     """A terminal approver when a person is there to answer, else None (never wait)."""
     if not sys.stdin.isatty():
         return None
+    from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.engine import check_given_plan
 
     def check(plan: StepGraph) -> None:
         check_given_plan(plan, prepared)
@@ -162,6 +164,11 @@ def run(
     otel: OtelOpt = False,
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.engine import Engine, PlanFile, RunOptions, check_journal_free
+    from stepgraph.executor import dask_backend
+    from stepgraph.task import parse_assignments
+
     budget = bo.budget_from_options(
         model_calls=max_model_calls,
         prompt_tokens=max_prompt_tokens,
@@ -242,6 +249,10 @@ def plan(
     max_retries: MaxRetriesOpt = None,
 ) -> None:
     """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
+    from stepgraph.engine import Engine, PlanFile
+    from stepgraph.planner import system_prompt
+    from stepgraph.task import parse_assignments
+
     engine = Engine(
         planner=build_planner(
             scripted=scripted,
@@ -278,6 +289,9 @@ def plan(
 @handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
+    from stepgraph.engine import Engine
+    from stepgraph.task import parse_assignments
+
     graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
     edges = graph.number_of_edges()
     Console().print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {edges} dependencies")
@@ -292,6 +306,10 @@ def list_tools(
     as_json: Annotated[bool, typer.Option("--json", help="Print the schemas as JSON.")] = False,
 ) -> None:
     """List the tools with their argument schemas."""
+    from rich.table import Table
+
+    from stepgraph.engine import Engine
+
     registry = Engine().tools
     if task:
         prepared = Engine().prepare(task)

@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,14 +26,16 @@ from stepgraph.cli._model_options import (
     TimeoutOpt,
     build_planner,
 )
-from stepgraph.engine import Engine
-from stepgraph.evaluation import GoalOutcome, error_kind, load_suite, report_document, totals
-from stepgraph.evaluation import run_suite as run_goals
 from stepgraph.exceptions import TaskFileError
 from stepgraph.model import RunResult
 
+if TYPE_CHECKING:  # the command imports the engine when it runs (see `_commands`)
+    from stepgraph.evaluation import GoalOutcome
+
 
 def _exit_code(subject: RunResult | BaseException) -> int:
+    from stepgraph.evaluation import error_kind
+
     if isinstance(subject, RunResult):
         return int(STATUS_EXIT[subject.status])
     return int(KIND_EXIT[error_kind(subject)])
@@ -68,6 +70,10 @@ def eval_command(
 
     Exits 0 when the suite ran, whatever the goals did (the report says); 3 for a bad suite.
     """
+    from stepgraph.engine import Engine
+    from stepgraph.evaluation import load_suite, report_document
+    from stepgraph.evaluation import run_suite as run_goals
+
     suite = load_suite(suite_path)
     chosen = [g for g in suite.goals if not goal or g.id in goal]
     if goal and len({g.id for g in chosen}) < len(set(goal)):
@@ -147,6 +153,8 @@ def _got(outcome: GoalOutcome) -> str:
 
 
 def _show(console: Console, outcomes: list[GoalOutcome], document: dict[str, Any]) -> None:
+    from stepgraph.evaluation import totals
+
     table = Table(title=f"Suite {document['suite']}")
     for name in ("goal", "run", "plan", "verified", "correct", "expected"):
         table.add_column(name, no_wrap=True)

@@ -15,13 +15,8 @@ import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
 from stepgraph.cli._otel_command import OtelOpt, otel_command, tracing
-from stepgraph.cli.render import _progress as _display
-from stepgraph.cli.render._budget import budget_table, has_limits
-from stepgraph.cli.render._pictures import draw, gantt, load_picture, to_dot, to_mermaid
-from stepgraph.cli.render._review import ConsoleApprover
-from stepgraph.cli.render._show import show_journal
-from stepgraph.engine import journal_budget, replay, resume
-from stepgraph.journal import read_journal
+
+# The commands import what they use when they run (see `_commands`).
 
 JournalArg = Annotated[Path, typer.Argument(help="A journal (.jsonl).", show_default=False)]
 
@@ -38,6 +33,9 @@ def replay_command(
     out: Annotated[Path | None, typer.Option(help="The new journal's path.")] = None,
 ) -> None:
     """Run a recorded run again from its journal and report identical or the first divergence."""
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.engine import replay
+
     console = Console()
     if out is not None and out.resolve() == journal.resolve():
         fail(f"--out {out} is the journal being replayed; choose another path", ExitCode.USAGE)
@@ -92,6 +90,10 @@ def resume_command(
 
     A budget option raises that limit; what the run used before counts against it.
     """
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.engine import resume
+
     console = Console()
     stack = ExitStack()
     budget = bo.budget_from_options(
@@ -128,6 +130,11 @@ def resume_command(
 @handle_errors
 def show_command(journal: JournalArg) -> None:
     """The run as a person reads it: thoughts, actions, observations, verdicts, the answer."""
+    from stepgraph.cli.render._budget import budget_table, has_limits
+    from stepgraph.cli.render._show import show_journal
+    from stepgraph.engine import journal_budget
+    from stepgraph.journal import read_journal
+
     events = read_journal(journal)
     console = Console()
     show_journal(console, events)
@@ -145,6 +152,8 @@ def graph_command(
     out: Annotated[Path | None, typer.Option(help="Output file (needed for png and svg).")] = None,
 ) -> None:
     """Draw the step graph; from a journal, coloured by outcome."""
+    from stepgraph.cli.render._pictures import draw, load_picture, to_dot, to_mermaid
+
     picture = load_picture(source)
     if format_ in ("png", "svg"):
         if out is None:
@@ -166,6 +175,9 @@ def gantt_command(
     out: Annotated[Path, typer.Option(help="Output picture (.png or .svg).")] = Path("run.png"),
 ) -> None:
     """A timeline of the steps, so parallelism and slow steps show at a glance."""
+    from stepgraph.cli.render._pictures import gantt
+    from stepgraph.journal import read_journal
+
     gantt(read_journal(journal), out)
     Console(stderr=True).print(f"written to {out}", highlight=False)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -21,7 +21,9 @@ from stepgraph.cli._model_options import (
     build_planner,
 )
 from stepgraph.exceptions import ToolDefinitionError
-from stepgraph.planner import Planner
+
+if TYPE_CHECKING:
+    from stepgraph.planner import Planner
 
 
 @handle_errors

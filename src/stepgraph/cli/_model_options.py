@@ -7,13 +7,16 @@ which a "[env: ...]" inside help= is not: rich takes it for markup and drops it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from stepgraph.planner import LLMSettings, OpenAIClient, Planner
-from stepgraph.planner._client import ResponseFormat
-from stepgraph.testing import ScriptedLLM
+if TYPE_CHECKING:  # imported when a command builds its planner, not for --help
+    from stepgraph.planner import Planner
+
+# The planner's `ResponseFormat`, spelled here so the options exist before the planner is
+# imported (a test keeps the two equal).
+ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 
 ScriptedOpt = Annotated[
     Path | None,
@@ -86,6 +89,9 @@ def build_planner(
     max_retries: int | None = None,
 ) -> Planner | None:
     """The planner the options describe, or None when no model is configured."""
+    from stepgraph.planner import LLMSettings, OpenAIClient, Planner
+    from stepgraph.testing import ScriptedLLM
+
     if scripted is not None:
         return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
     # The flags or, as typer resolved them, their variables; what is unset or empty is

@@ -10,13 +10,15 @@ import os
 from contextlib import ExitStack
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from stepgraph.cli._errors import ExitCode, fail, handle_errors
-from stepgraph.journal import Listener, read_journal
+
+if TYPE_CHECKING:
+    from stepgraph.journal import Listener
 
 OtelOpt = Annotated[
     bool,
@@ -96,6 +98,8 @@ def otel_command(
 ) -> None:
     """Send a recorded run to an OpenTelemetry collector, timed by the journal's timestamps."""
     telemetry = _telemetry()
+    from stepgraph.journal import read_journal
+
     events = read_journal(journal)
     exporter = None
     if endpoint is not None:

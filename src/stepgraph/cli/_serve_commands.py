@@ -15,12 +15,9 @@ from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
-from stepgraph.cli.render import _progress as _display
-from stepgraph.cli.render._review import show_plan_view
-from stepgraph.engine import Decision, Engine, PlanFile, decide, parked, plan_view
 from stepgraph.exceptions import TaskFileError
-from stepgraph.journal import RunIndex
-from stepgraph.model import StepGraph
+
+# The commands import the stages they use when they run: `stepgraph --help` stays fast.
 
 RunsOpt = Annotated[
     Path,
@@ -32,6 +29,8 @@ RunsOpt = Annotated[
 
 def journal_of(runs: Path, run_id: str) -> Path:
     """The journal of a run id (through the index), or of a journal path given as is."""
+    from stepgraph.journal import RunIndex
+
     as_path = Path(run_id)
     if as_path.suffix == ".jsonl" and as_path.is_file():
         return as_path
@@ -68,6 +67,11 @@ def approve_command(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Decide about a parked run (approve, --reject, --edit, --revise), or approve a plan file."""
+    from stepgraph.cli.render import _progress as _display
+    from stepgraph.cli.render._review import show_plan_view
+    from stepgraph.engine import Decision, decide, parked
+    from stepgraph.model import StepGraph
+
     who = by or getpass.getuser()
     console = Console()
     if Path(target).is_file() and Path(target).suffix != ".jsonl":  # not a journal: a plan file
@@ -101,6 +105,9 @@ def approve_command(
 
 
 def _approve_plan_file(console: Console, path: Path, who: str) -> None:
+    from stepgraph.cli.render._review import show_plan_view
+    from stepgraph.engine import Engine, PlanFile, plan_view
+
     plan_file = PlanFile.load(path)
     prepared = Engine().prepare(plan_file.task)
     with prepared.resources:  # MCP servers: their tools' hints are read, then they stop
@@ -127,6 +134,8 @@ def runs_command(
     limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first.")] = 50,
 ) -> None:
     """List the runs in the runs folder (from its index, kept current from the journals)."""
+    from stepgraph.journal import RunIndex
+
     index = RunIndex(runs)
     if rebuild:
         index.rebuild()

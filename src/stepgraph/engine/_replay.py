@@ -24,7 +24,21 @@ from stepgraph.exceptions import (
     StepgraphError,
 )
 from stepgraph.executor import ThreadBackend, ToolCall, build_graph
-from stepgraph.journal import Journal, JournalEvent, ObservationEvent, Recording, read_journal
+from stepgraph.journal import (
+    Journal,
+    JournalEvent,
+    JournalReader,
+    LLMResponse,
+    ObservationEvent,
+    PlanApproved,
+    PlanEdited,
+    PlanProposed,
+    PlanRepair,
+    Recording,
+    RunEnd,
+    RunResume,
+    RunStart,
+)
 from stepgraph.model import ApprovalPolicy, Budget, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
@@ -84,13 +98,61 @@ class _ReplayedError(StepgraphError):
     """A recorded failure that was retried at the time, so it may be retried again."""
 
 
-def recorded_observations(journal: Journal) -> dict[str, deque[ObservationEvent]]:
-    """Each step's observations in order; replay backends of every round share them."""
-    recorded: dict[str, deque[ObservationEvent]] = defaultdict(deque)
-    for event in journal.events:
-        if isinstance(event, ObservationEvent) and event.step:
-            recorded[event.step].append(event)
-    return recorded
+@dataclass(frozen=True, slots=True)
+class RecordedOutcome:
+    """What one attempt of a step gave, as much of its observation as a replay needs."""
+
+    ok: bool
+    value: Any
+    error: str | None
+    final: bool
+
+
+# The events a replay keeps whole (to rebuild the task, the plans and the model's
+# answers); observations are kept as `RecordedOutcome`s, everything else is dropped.
+_KEPT = (
+    RunStart,
+    RunResume,
+    RunEnd,
+    PlanProposed,
+    PlanEdited,
+    PlanApproved,
+    PlanRepair,
+    LLMResponse,
+)
+
+
+def load_for_replay(path: Path) -> tuple[Recording, dict[str, list[RecordedOutcome]]]:
+    """The recording and each step's outcomes, last first, read in one pass over the journal.
+
+    The journal is streamed: a large one is never held as a list of events. Outcomes
+    are lists used as stacks (a deque per step costs 600 bytes, a short list 70).
+    """
+    reader = JournalReader(path)
+    kept: list[JournalEvent] = []
+    recorded: dict[str, list[RecordedOutcome]] = defaultdict(list)
+    for event in reader:
+        if isinstance(event, ObservationEvent):
+            if event.step:
+                outcome = RecordedOutcome(event.ok, event.value, event.error, event.final)
+                recorded[event.step].append(outcome)
+        elif isinstance(event, _KEPT):
+            kept.append(event)
+    recording = Recording.from_journal(Journal(path, kept, reader.problems))
+    # The task and the plans are built: the JSON they came from (each plan twice, in the
+    # task definition and in its proposal) is not read again, so it is let go.
+    for event in kept:
+        if isinstance(event, PlanProposed | PlanEdited):
+            event.plan = {}
+    recording.start.definition = None
+    if recording.task.plan is not None:  # the task's own plan is usually the one proposed
+        own = recording.task.plan
+        recording.plans = {
+            key: own if plan == own else plan for key, plan in recording.plans.items()
+        }
+    for outcomes in recorded.values():
+        outcomes.reverse()
+    return recording, dict(recorded)
 
 
 class ReplayBackend:
@@ -98,7 +160,7 @@ class ReplayBackend:
 
     def __init__(
         self,
-        recorded: dict[str, deque[ObservationEvent]],
+        recorded: dict[str, list[RecordedOutcome]],
         live_steps: set[str] | None = None,
         *,
         live: bool = False,
@@ -113,11 +175,11 @@ class ReplayBackend:
         if self._threads is not None and (self._all_live or call.step.id in self._live_steps):
             return self._threads.submit(call)
         future: Future[Any] = Future()
-        queue = self._recorded.get(call.step.id)
+        queue = self._recorded.get(call.step.id)  # next attempt last
         if not queue:
             message = f"no recorded observation for step '{call.step.id}' attempt {call.attempt}"
             future.set_exception(NonRetryableError(message))
-        elif (recorded := queue.popleft()).ok:
+        elif (recorded := queue.pop()).ok:
             future.set_result(decode_value(recorded.value))
         elif recorded.final:
             future.set_exception(NonRetryableError(recorded.error or ""))
@@ -185,11 +247,10 @@ def replay(
             "the replay would overwrite the journal it replays; choose another output path",
             path=str(path),
         )
-    recording = Recording.load(path)
+    recording, recorded = load_for_replay(path)
     live_steps = _fork_steps(recording, from_step) if from_step else None
     out_path.unlink(missing_ok=True)
     texts = recording.llm_texts()
-    recorded = recorded_observations(recording.journal)
     # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
     offline = not live and from_step is None
     mcp_tools = recording.start.mcp_tools
@@ -229,7 +290,9 @@ def replay(
             report.error = str(e)
     except StepgraphError as e:
         report.error = str(e)
-    report.divergences += compare(recording.journal, read_journal(out_path))
+    # Both journals are read again, line by line: cheaper than holding the record's events.
+    del recording, loaded, prepared
+    report.divergences += compare_files(path, out_path)
     return report
 
 
@@ -268,20 +331,33 @@ def compare(recorded: Journal, produced: Journal) -> list[Divergence]:
     Events are matched per (kind, step) rather than globally, because steps that run
     at the same time may finish in another order without the run being different.
     """
-    queues: dict[tuple[str, str | None], deque[JournalEvent]] = defaultdict(deque)
-    for event in produced.events:
+    return _compare(recorded.events, produced.events)
+
+
+def compare_files(recorded: Path, produced: Path) -> list[Divergence]:
+    """`compare` of two journal files, each read line by line.
+
+    Only the compared fields of the produced run are held, never two lists of events.
+    """
+    return _compare(JournalReader(recorded, COMPARED), JournalReader(produced, COMPARED))
+
+
+def _compare(
+    recorded: Iterable[JournalEvent], produced: Iterable[JournalEvent]
+) -> list[Divergence]:
+    # Lists, not deques: a key holds one or two payloads, and a deque costs 600 bytes.
+    queues: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
+    for event in produced:
         if event.event in COMPARED:
-            queues[(event.event, event.step)].append(event)
+            queues[(event.event, event.step)].append(_payload(event))
     divergences = []
-    for event in recorded.events:
+    for event in recorded:
         if event.event not in COMPARED:
             continue
-        queue = queues[(event.event, event.step)]
-        produced_payload = _payload(queue.popleft()) if queue else None
-        if _payload(event) != produced_payload:
-            divergences.append(
-                Divergence(event.event, event.step, _payload(event), produced_payload)
-            )
+        queue = queues.get((event.event, event.step))
+        produced_payload = queue.pop(0) if queue else None
+        if (payload := _payload(event)) != produced_payload:
+            divergences.append(Divergence(event.event, event.step, payload, produced_payload))
     for (kind, step), rest in queues.items():
-        divergences += [Divergence(kind, step, None, _payload(event)) for event in rest]
+        divergences += [Divergence(kind, step, None, payload) for payload in rest]
     return divergences

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import networkx as nx
@@ -32,21 +32,36 @@ from stepgraph.units import (
 
 def build_graph(steps: list[Step]) -> nx.DiGraph:
     """A DiGraph with an edge from each step to the steps that use its output or wait for it."""
+    return _graph(steps, [dependencies(step) for step in steps])
+
+
+def _graph(steps: list[Step], upstream: list[list[str]]) -> nx.DiGraph:
+    """`build_graph` with each step's dependencies known (in bulk: networkx's per-call cost)."""
     graph = nx.DiGraph()
-    ids = {step.id for step in steps}
-    for step in steps:
-        graph.add_node(step.id, step=step)
-    for step in steps:
-        for upstream in dependencies(step):
-            if upstream in ids:
-                graph.add_edge(upstream, step.id)
+    graph.add_nodes_from((step.id, {"step": step}) for step in steps)
+    ids = graph.nodes
+    graph.add_edges_from(
+        (dep, step.id)
+        for step, deps in zip(steps, upstream, strict=True)
+        for dep in deps
+        if dep in ids
+    )
     return graph
 
 
 def dependencies(step: Step) -> list[str]:
     """Ids a step waits for: those its arguments reference, then its `depends_on`."""
-    found = [ref.step for ref in find_references(step.args) if ref.step not in RESERVED_IDS]
+    return _dependencies(step, find_references(step.args))
+
+
+def _dependencies(step: Step, refs: Iterable[Reference]) -> list[str]:
+    found = [ref.step for ref in refs if ref.step not in RESERVED_IDS]
     return list(dict.fromkeys([*found, *step.depends_on]))
+
+
+def _arg_references(step: Step) -> dict[str, list[Reference]]:
+    """Each argument's references, found once per step and shared by every check below."""
+    return {name: list(find_references(value)) for name, value in step.args.items()}
 
 
 def validate_plan(
@@ -71,27 +86,37 @@ def validate_plan(
             problems.append(PlanProblem(step_id, f"id used by {count} steps; ids must be unique"))
         if step_id in RESERVED_IDS:
             problems.append(PlanProblem(step_id, f"'{step_id}' is reserved; choose another id"))
-    for step in plan.steps:
-        problems.extend(_step_problems(step, ids, tools, inputs))
+    known = _KnownSteps(ids)
+    refs = [_arg_references(step) for step in plan.steps]
+    for step, step_refs in zip(plan.steps, refs, strict=True):
+        problems.extend(_step_problems(step, step_refs, known, tools, inputs))
     for index, check in enumerate([*plan.checks, *(checks or [])], start=1):
-        problems.extend(_check_problems(index, check, ids, inputs))
+        problems.extend(_check_problems(index, check, known, inputs))
     template = answer if answer is not None else plan.answer
     problems.extend(
         PlanProblem(None, f"answer template: {_malformed(text)}")
         for text in malformed_references(template or "")
     )
     for ref in find_references(template or ""):
-        problem = _reference_problem(ref, ids, inputs)
+        problem = _reference_problem(ref, known, inputs)
         if problem is None:
             continue
         if ref.step not in ids and ref.step != "inputs":  # a result named but never computed
             problem += f"; add a step '{ref.step}' that computes it, or quote one that exists"
         problems.append(PlanProblem(None, f"answer template: {problem}"))
-    graph = build_graph(plan.steps)
-    cycle_problems = _cycle_problems(graph)
-    problems.extend(cycle_problems)
-    if not cycle_problems and all(count == 1 for count in ids.values()):
-        problems.extend(_unit_problems(graph, tools, inputs))
+    upstream = [
+        _dependencies(step, (ref for found in step_refs.values() for ref in found))
+        for step, step_refs in zip(plan.steps, refs, strict=True)
+    ]
+    graph = _graph(plan.steps, upstream)
+    try:  # one linear pass; the cycles are looked for only when there is one
+        order = list(nx.topological_sort(graph))
+    except nx.NetworkXUnfeasible:
+        problems.extend(_cycle_problems(graph))
+    else:
+        if all(count == 1 for count in ids.values()):
+            by_id = {step.id: step_refs for step, step_refs in zip(plan.steps, refs, strict=True)}
+            problems.extend(_unit_problems(graph, order, by_id, tools, inputs))
     if problems:
         raise PlanValidationError(problems)
     return graph
@@ -110,8 +135,8 @@ def step_problems(
     Steps it refers to count as present: a forward reference is checked once the plan
     is whole. `written` holds the ids seen so far; seeing this id among them is a duplicate.
     """
-    ids = Counter({*written, *dependencies(step), step.id})
-    problems = _step_problems(step, ids, tools, inputs)
+    ids = _KnownSteps(Counter({*written, *dependencies(step), step.id}))
+    problems = _step_problems(step, _arg_references(step), ids, tools, inputs)
     if step.id in written:
         problems.append(PlanProblem(step.id, "id used by 2 steps; ids must be unique"))
     if step.id in RESERVED_IDS:
@@ -119,7 +144,32 @@ def step_problems(
     return problems
 
 
-def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, Any]) -> str | None:
+class _KnownSteps:
+    """The plan's step ids, and the list of them a message shows (built once, kept short).
+
+    A message per dangling reference that listed every id would make a large plan with
+    many bad references cost its size squared, and no reader wants 100,000 ids.
+    """
+
+    SHOWN = 30
+
+    def __init__(self, ids: Counter[str]) -> None:
+        self.ids = ids
+        self._listing: str | None = None
+
+    def __contains__(self, step_id: object) -> bool:
+        return step_id in self.ids
+
+    def listing(self) -> str:
+        if self._listing is None:
+            names = sorted(self.ids)
+            shown = ", ".join(names[: self.SHOWN]) or "none"
+            more = len(names) - self.SHOWN
+            self._listing = shown + (f", ... ({len(names):,} in all)" if more > 0 else "")
+        return self._listing
+
+
+def _reference_problem(ref: Reference, ids: _KnownSteps, inputs: Mapping[str, Any]) -> str | None:
     if ref.step == "inputs":
         if not ref.path:
             return f"{ref.text} must name an input, e.g. ${{inputs.{next(iter(inputs), 'name')}}}"
@@ -134,16 +184,19 @@ def _reference_problem(ref: Reference, ids: Counter[str], inputs: Mapping[str, A
             return f"{ref.text} names no task input (inputs: {known})"
         return None
     if ref.step not in ids:
-        known = ", ".join(sorted(ids)) or "none"
-        return f"{ref.text} refers to no step (steps: {known})"
+        return f"{ref.text} refers to no step (steps: {ids.listing()})"
     return None
 
 
 def _step_problems(
-    step: Step, ids: Counter[str], tools: ToolRegistry, inputs: Mapping[str, Any]
+    step: Step,
+    refs: dict[str, list[Reference]],
+    ids: _KnownSteps,
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any],
 ) -> list[PlanProblem]:
     messages = [_malformed(text) for text in malformed_references(step.args)]
-    for ref in find_references(step.args):
+    for ref in (ref for found in refs.values() for ref in found):
         if ref.step == step.id:
             messages.append(f"{ref.text} refers to the step itself")
         elif (problem := _reference_problem(ref, ids, inputs)) is not None:
@@ -157,7 +210,7 @@ def _step_problems(
         messages.append(f"unknown tool '{step.tool}' (allowed: {', '.join(tools.names())})")
     else:
         # Arguments holding references are typed at run time, once the values exist.
-        referenced = [name for name, value in step.args.items() if any(find_references(value))]
+        referenced = [name for name, found in refs.items() if found]
         messages.extend(tools.get(step.tool).literal_arg_problems(step.args, referenced))
     if step.expect_unit is not None:
         try:
@@ -170,7 +223,7 @@ def _step_problems(
 
 
 def _check_problems(
-    index: int, check: Check, ids: Counter[str], inputs: Mapping[str, Any]
+    index: int, check: Check, ids: _KnownSteps, inputs: Mapping[str, Any]
 ) -> list[PlanProblem]:
     messages = [
         problem
@@ -200,12 +253,16 @@ def _cycle_problems(graph: nx.DiGraph) -> list[PlanProblem]:
 
 
 def _unit_problems(
-    graph: nx.DiGraph, tools: ToolRegistry, inputs: Mapping[str, Any]
+    graph: nx.DiGraph,
+    order: list[str],
+    refs: dict[str, dict[str, list[Reference]]],
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any],
 ) -> list[PlanProblem]:
     """Run each tool's static hook on prototypes (magnitude 1, real units) in graph order."""
     prototypes: dict[str, Any] = {"inputs": dict(inputs)}
     problems = []
-    for step_id in nx.topological_sort(graph):
+    for step_id in order:
         step: Step = graph.nodes[step_id]["step"]
         prototype = UNKNOWN
         if step.tool not in tools:
@@ -213,7 +270,7 @@ def _unit_problems(
             continue
         tool = tools.get(step.tool)
         try:
-            args = _prototype_args(step.args, prototypes, tool.expression_args)
+            args = _prototype_args(step.args, refs[step_id], prototypes, tool.expression_args)
             if tool.infer is not None:
                 prototype = tool.infer(args)
         except StepgraphError as e:
@@ -253,11 +310,14 @@ def _unit_mismatch(prototype: Any, expect_unit: str) -> str:
 
 
 def _prototype_args(
-    args: dict[str, Any], prototypes: dict[str, Any], expressions: frozenset[str]
+    args: dict[str, Any],
+    arg_refs: dict[str, list[Reference]],
+    prototypes: dict[str, Any],
+    expressions: frozenset[str],
 ) -> Any:
     resolved = {}
     for name, value in args.items():
-        refs = list(find_references(value))
+        refs = arg_refs[name]
         known = all(_known(ref, prototypes) for ref in refs)
         if name in expressions and isinstance(value, str):
             resolved[name] = bind(value, prototypes) if known else value

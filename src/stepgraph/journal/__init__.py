@@ -25,7 +25,7 @@ from stepgraph.journal._events import (
     Thought,
 )
 from stepgraph.journal._index import RunIndex, RunRow
-from stepgraph.journal._reader import Journal, read_journal
+from stepgraph.journal._reader import Journal, JournalReader, read_journal
 from stepgraph.journal._recording import Prior, Recording
 from stepgraph.journal._writer import JOURNAL_VERSION, Guard, JournalWriter, Listener, NullJournal
 
@@ -38,6 +38,7 @@ __all__ = [
     "Guard",
     "Journal",
     "JournalEvent",
+    "JournalReader",
     "JournalWriter",
     "LLMRequest",
     "LLMResponse",

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -40,40 +43,112 @@ def read_journal(path: Path) -> Journal:
     binary data), events of another run mixed into the file, or a journal written by
     a newer format version, are refused with a `JournalError`.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
-    journal = _parse(path, data.decode("utf-8", errors="replace"))
-    if not journal.events:
-        raise JournalError(f"not a stepgraph journal: {_describe(data)}", path=str(path))
-    return journal
+    reader = JournalReader(path)
+    events = list(reader)
+    return Journal(path, events, reader.problems)
 
 
-def _parse(path: Path, text: str) -> Journal:
-    journal = Journal(path)
-    lines = text.split("\n")
-    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+class JournalReader:
+    """A journal's events one at a time, read line by line, with the same checks.
+
+    For a large journal (a replay compares two of them): no copy of the whole file is
+    held, and the caller keeps only what it needs of each event. `problems` fills as
+    the lines are read.
+    """
+
+    def __init__(self, path: Path, kinds: Collection[str] | None = None) -> None:
+        # `kinds`: yield only events of these kinds. A line that names only other kinds is
+        # not even parsed (a plan or a task definition is the largest line there is); so
+        # such lines are not checked to belong to the run: read the journal whole first.
+        self.path = path
+        self.problems: list[str] = []
+        self._kinds = None if kinds is None else frozenset(kinds)
+        self._run_id: str | None = None
+        self._seen = False
+
+    def __iter__(self) -> Iterator[JournalEvent]:
         try:
-            event = _ADAPTER.validate_python(json.loads(line))
-        except json.JSONDecodeError as e:
-            what = "truncated last line" if number == last else "line is not JSON"
-            journal.problems.append(f"line {number}: {what} ({e.msg}); skipped")
-            continue
-        except RecursionError:  # the writer never nests this deep: not ours
-            journal.problems.append(f"line {number}: JSON nested too deeply; skipped")
-            continue
-        except ValidationError as e:
-            journal.problems.append(
-                f"line {number}: not a journal event ({e.error_count()} errors); skipped"
+            with self.path.open("rb") as file:
+                yield from self._events(file)
+        except OSError as e:
+            raise JournalError(f"cannot read journal: {e.strerror}", path=str(self.path)) from e
+        if not self._seen:
+            data = self.path.read_bytes()  # only to say what the file holds instead
+            raise JournalError(f"not a stepgraph journal: {_describe(data)}", path=str(self.path))
+
+    def _events(self, file: BinaryIO) -> Iterator[JournalEvent]:
+        unreadable: tuple[int, str] | None = None  # truncated if no line follows it
+        for number, raw in enumerate(file, start=1):
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            if unreadable is not None:
+                self.problems.append(
+                    f"line {unreadable[0]}: line is not JSON ({unreadable[1]}); skipped"
+                )
+                unreadable = None
+            if self._kinds is not None and _other_kinds(raw, self._kinds):
+                self._seen = True  # an event, just not one asked for: not even parsed
+                continue
+            try:
+                data = json.loads(line)
+                if self._kinds is not None and _skipped(data, self._kinds):
+                    self._check_run(data.get("run_id"), number)
+                    continue
+                event = _ADAPTER.validate_python(data)
+            except json.JSONDecodeError as e:
+                unreadable = (number, e.msg)
+                continue
+            except RecursionError:  # the writer never nests this deep: not ours
+                self.problems.append(f"line {number}: JSON nested too deeply; skipped")
+                continue
+            except ValidationError as e:
+                self.problems.append(
+                    f"line {number}: not a journal event ({e.error_count()} errors); skipped"
+                )
+                continue
+            self._check_belongs(event, number)
+            yield event
+        if unreadable is not None:
+            self.problems.append(
+                f"line {unreadable[0]}: truncated last line ({unreadable[1]}); skipped"
             )
-            continue
-        _check_belongs(journal, event, number)
-        journal.events.append(event)
-    return journal
+
+    def _check_run(self, run_id: Any, number: int) -> None:
+        self._seen = True
+        if self._run_id is None:
+            self._run_id = run_id
+        elif run_id != self._run_id:
+            raise JournalError(
+                f"line {number} belongs to run {run_id}, not to run {self._run_id}: "
+                "journals of two runs are mixed in one file",
+                path=str(self.path),
+            )
+
+    def _check_belongs(self, event: JournalEvent, number: int) -> None:
+        self._check_run(event.run_id, number)
+        if isinstance(event, RunStart) and event.version > JOURNAL_VERSION:
+            raise JournalError(
+                f"written by a newer stepgraph (journal version {event.version}; "
+                f"this one reads up to {JOURNAL_VERSION})",
+                path=str(self.path),
+            )
+
+
+# Every `"event": "<kind>"` in a line: the event's own kind is among them, wherever the
+# writer put the key, so a line none of whose matches is wanted cannot be wanted.
+_EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
+
+
+def _other_kinds(raw: bytes, kinds: frozenset[str]) -> bool:
+    found = _EVENT_KIND.findall(raw)
+    return bool(found) and not any(kind.decode() in kinds for kind in found)
+
+
+def _skipped(data: Any, kinds: frozenset[str]) -> bool:
+    return (
+        isinstance(data, dict) and isinstance(data.get("event"), str) and data["event"] not in kinds
+    )
 
 
 def _describe(data: bytes) -> str:
@@ -89,18 +164,3 @@ def _describe(data: bytes) -> str:
     number, first = next((n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip())
     shown = first.strip() if len(first.strip()) <= 60 else first.strip()[:57] + "..."
     return f"no line is a journal event; line {number} is {shown!r}"
-
-
-def _check_belongs(journal: Journal, event: JournalEvent, number: int) -> None:
-    if journal.events and event.run_id != journal.events[0].run_id:
-        raise JournalError(
-            f"line {number} belongs to run {event.run_id}, not to run {journal.events[0].run_id}: "
-            "journals of two runs are mixed in one file",
-            path=str(journal.path),
-        )
-    if isinstance(event, RunStart) and event.version > JOURNAL_VERSION:
-        raise JournalError(
-            f"written by a newer stepgraph (journal version {event.version}; "
-            f"this one reads up to {JOURNAL_VERSION})",
-            path=str(journal.path),
-        )

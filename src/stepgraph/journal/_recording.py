@@ -48,7 +48,12 @@ class Recording:
     @classmethod
     def load(cls, path: Path) -> Recording:
         """Read a journal that begins with a complete `run.start`."""
-        journal = read_journal(path)
+        return cls.from_journal(read_journal(path))
+
+    @classmethod
+    def from_journal(cls, journal: Journal) -> Recording:
+        """The recording of events already read (a replay keeps only the ones it needs)."""
+        path = journal.path
         starts = [e for e in journal.events if isinstance(e, RunStart)]
         if not starts or starts[0].definition is None:
             raise JournalError(

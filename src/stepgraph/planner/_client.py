@@ -17,13 +17,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import openai
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stepgraph.exceptions import LLMError
+
+if TYPE_CHECKING:  # imported when a client is made: `stepgraph --help` need not load it
+    import openai
 
 Message = dict[str, str]
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
@@ -123,6 +125,8 @@ class OpenAIClient:
     streams = True  # `complete(on_text=...)` streams the answer (planner/_stream.py)
 
     def __init__(self, settings: LLMSettings) -> None:
+        import openai
+
         self.settings = settings
         self.model = settings.model
         key = settings.api_key.get_secret_value() if settings.api_key else "not-needed"
@@ -168,6 +172,8 @@ class OpenAIClient:
         on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
         """One request, retried on 429/5xx/refused connections; a timeout is final."""
+        import openai  # loaded by __init__ already: a lookup in sys.modules
+
         took: list[float] = []
         probing = schema is not None and self.mode is None  # a refusal must fail fast
         for number in range(1, self.settings.max_retries + 2):
@@ -216,6 +222,8 @@ class OpenAIClient:
         attempt: int,
         on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
+        import openai
+
         started = time.monotonic()
         request = {
             "model": self.model,

@@ -1,32 +1,35 @@
-"""What `stepgraph run` shows: the plan, live progress, observations, verdicts, the answer."""
+"""What `stepgraph run` shows: the plan, live progress, observations, verdicts, the answer.
+
+The journal listener (`ProgressBoard.record`) only records; a painter thread of ours draws
+at most `refresh_per_second` frames a second, each a summary (counts by state, elapsed
+time, critical-path progress) and the first running steps, never one row per step. A
+frame prints the events that arrived since the last one, up to `lines_per_frame` routine
+lines (failures and model exchanges always print), so a 20,000-step run stays readable and
+costs the scheduler nothing; everything is in the journal (`stepgraph show`).
+"""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console, Group
+import networkx as nx
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from stepgraph.cli.render._board import ProgressBoard, Snapshot
 from stepgraph.cli.render._budget import budget_table, has_limits
 from stepgraph.cli.render._lines import render_event
 from stepgraph.executor import dependencies
-from stepgraph.journal import (
-    Action,
-    JournalEvent,
-    LLMRequest,
-    ObservationEvent,
-    PlanInvalid,
-    PlanProposed,
-    PlanRepair,
-    StepReused,
-    StepSkipped,
-)
+from stepgraph.journal import JournalEvent, ObservationEvent, PlanProposed, StepReused, StepSkipped
 from stepgraph.model import RunResult, RunStatus, StepGraph
+from stepgraph.references import find_references
 
 _STYLES = {
     "waiting": "dim",
@@ -36,20 +39,21 @@ _STYLES = {
     "failed": "red",
     "skipped": "magenta",
 }
-_SETTLED = ("ok", "reused", "failed", "skipped")
-# The events printed while a run is on screen; thoughts, actions and verdicts are left
-# to the plan table, the live step table and the verification table after the run.
-_PRINTED = (LLMRequest, PlanInvalid, PlanRepair, StepReused, ObservationEvent, StepSkipped)
+# A plan or verification table longer than this shows its head and says how much is left.
+TABLE_ROWS = 40
 
 
-def plan_table(plan: StepGraph) -> Table:
-    """The plan as a table: id, tool, arguments with the thought, what each step waits for."""
+def plan_table(plan: StepGraph, limit: int = TABLE_ROWS, total: int | None = None) -> Table:
+    """The plan as a table: id, tool, arguments with the thought, what each step waits for.
+
+    `total`: the plan's size when `plan` holds only its first steps.
+    """
     table = Table(title=Text(plan.thought.strip() or "Plan"), title_justify="left", expand=True)
     table.add_column("step", no_wrap=True)
     table.add_column("tool", no_wrap=True)
     table.add_column("arguments and thought", overflow="fold", ratio=4)
     table.add_column("depends on", overflow="fold", ratio=1)
-    for step in plan.steps:
+    for step in plan.steps[:limit]:
         args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.args.items())
         if step.expect_unit:
             args += f"  -> {step.expect_unit}"
@@ -57,84 +61,215 @@ def plan_table(plan: StepGraph) -> Table:
         if step.thought:
             detail.append("\n" + step.thought, style="dim italic")
         table.add_row(Text(step.id), Text(step.tool), detail, Text(", ".join(dependencies(step))))
+    shown = min(limit, len(plan.steps))
+    hidden = (len(plan.steps) if total is None else total) - shown
+    if hidden > 0:
+        more = f"... {hidden:,} more steps (`stepgraph plan` prints them all)"
+        table.add_row("", "", Text(more, style="dim"), "")
     return table
 
 
-class LiveProgress:
-    """A journal listener: prints plans, model exchanges and observations, keeps a live table."""
+def _levels(steps: list[dict[str, Any]]) -> dict[str, int]:
+    """Each step's place on its longest chain of dependencies (0 for steps that wait for none).
 
-    def __init__(self, console: Console) -> None:
+    Read from the plan's JSON: typing 20,000 steps again would cost the run (the GIL).
+    """
+    graph = nx.DiGraph()
+    graph.add_nodes_from(step["id"] for step in steps)
+    for step in steps:
+        found = [ref.step for ref in find_references(step.get("args", {}))]
+        deps = [*found, *step.get("depends_on", [])]
+        graph.add_edges_from((dep, step["id"]) for dep in deps if dep in graph)
+    levels: dict[str, int] = {}
+    try:
+        for level, generation in enumerate(nx.topological_generations(graph)):
+            levels.update(dict.fromkeys(generation, level))
+    except nx.NetworkXUnfeasible:  # a cycle: validation reports it; there is no path to show
+        return {}
+    return levels
+
+
+def _routine(event: JournalEvent) -> bool:
+    """Lines that may be elided when many arrive at once: successes, kept and skipped steps."""
+    return isinstance(event, StepReused | StepSkipped) or (
+        isinstance(event, ObservationEvent) and event.ok
+    )
+
+
+class LiveProgress:
+    """The live display: a listener that records, and a painter thread that draws."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        refresh_per_second: float = 10.0,
+        lines_per_frame: int = 25,
+        show_running: int = 8,
+    ) -> None:
         self.console = console
-        self.states: dict[str, str] = {}
-        self.notes: dict[str, str] = {}
-        self.live = Live(self._render(), console=console, transient=True, refresh_per_second=8)
+        self.board = ProgressBoard()
+        self.frames = 0  # frames drawn: a test compares them with events recorded
+        self._interval = 1.0 / refresh_per_second
+        self._lines_per_frame = lines_per_frame
+        self._show_running = show_running
+        self._levels: dict[str, int] = {}
+        self._per_level: list[int] = []  # steps on each level
+        self._settled_per_level: list[int] = []
+        self._elided = 0
+        self._last = Snapshot(0, Counter(), [], 0, [], [], 0.0)
+        self._paint_lock = threading.Lock()  # the painter and `paused`/`__exit__` take turns
+        self._stop = threading.Event()
+        self._resume = threading.Event()
+        self._resume.set()
+        self._painter: threading.Thread | None = None
+        self.live = Live(console=console, transient=True, auto_refresh=False)
+
+    # The listener: `engine.run(listeners=[progress])` calls this for every event.
+    def __call__(self, event: JournalEvent) -> None:
+        self.board.record(event)
+
+    @property
+    def states(self) -> dict[str, str]:
+        """Each step's state as the display last heard it."""
+        return self.board.states
 
     def __enter__(self) -> LiveProgress:
         self.live.__enter__()
+        self._painter = threading.Thread(target=self._paint_loop, name="live-display", daemon=True)
+        self._painter.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._resume.set()
+        if self._painter is not None:
+            self._painter.join()
+        self._paint()
         self.live.__exit__(*exc)
+        if self._last.total:
+            self.console.print(self._summary(self._last), highlight=False)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
-        """Stop redrawing while a person answers a prompt."""
-        self.live.stop()
+        """Stop redrawing while a person answers a prompt (what arrived so far is printed)."""
+        self._resume.clear()
+        with self._paint_lock:
+            self._paint()
+            self.live.stop()
         try:
             yield
         finally:
             self.live.start()
+            self._resume.set()
 
-    def __call__(self, event: JournalEvent) -> None:
-        if isinstance(event, PlanProposed):
-            plan = StepGraph.model_validate(event.plan)
-            self.console.print(plan_table(plan))  # the plan as a table, not as a line
-            self.states = {s.id: "waiting" for s in plan.steps}
-        elif event.step is not None:
-            self._track(event, event.step)
-        if isinstance(event, _PRINTED):
+    def _paint_loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._resume.wait()
+            if self._stop.is_set():
+                return
+            with self._paint_lock:
+                if self._resume.is_set():  # `paused` may have begun while we waited
+                    self._paint()
+
+    def _paint(self) -> None:
+        """Draw one frame: print what arrived, then redraw the summary below it."""
+        frame = self.board.snapshot(self._show_running)
+        printed = self._lines(frame.to_print, self._lines_per_frame)
+        for step in frame.newly_settled:
+            level = self._levels.get(step)
+            if level is not None:
+                self._settled_per_level[level] += 1
+        self._last = frame
+        if printed:
+            self.console.print(Group(*printed), highlight=False)
+        self.live.update(self._render(frame), refresh=True)
+        self.frames += 1
+
+    def _lines(self, events: list[JournalEvent], budget: int) -> list[RenderableType]:
+        """The renderables for a frame; routine lines past the budget are counted, not drawn."""
+        out: list[RenderableType] = []
+        routine = 0
+        for event in events:
+            if isinstance(event, PlanProposed):
+                steps = event.plan.get("steps", [])
+                head = {**event.plan, "steps": steps[:TABLE_ROWS]}  # all a table shows
+                out.append(plan_table(StepGraph.model_validate(head), total=len(steps)))
+                self._levels = _levels(steps)
+                self._per_level = [0] * (max(self._levels.values(), default=-1) + 1)
+                for level in self._levels.values():
+                    self._per_level[level] += 1
+                self._settled_per_level = [0] * len(self._per_level)
+                continue
+            if _routine(event):
+                routine += 1
+                if routine > budget:
+                    self._elided += 1
+                    continue
             line = render_event(event)
             if line is not None:
-                self.console.print(line, highlight=False)
-        self.live.update(self._render())
+                out.append(line)
+        if self._elided:
+            note = f"... {self._elided:,} more lines like these (all in the journal)"
+            out.append(Text(note, style="dim"))
+            self._elided = 0
+        return out
 
-    def _track(self, event: JournalEvent, step: str) -> None:
-        """Move the step's state in the live table."""
-        if isinstance(event, Action):
-            self.states[step] = "running"
-            self.notes[step] = f"attempt {event.attempt}" if event.attempt > 1 else ""
-        elif isinstance(event, ObservationEvent):
-            failed = "failed" if event.final else "running"
-            self.states[step] = "ok" if event.ok else failed
-        elif isinstance(event, StepReused):
-            self.states[step] = "reused"
-        elif isinstance(event, StepSkipped):
-            self.states[step] = "skipped"
+    def _critical_path(self) -> str:
+        """Levels of the longest dependency chain whose steps have all settled."""
+        done = 0
+        for settled, size in zip(self._settled_per_level, self._per_level, strict=True):
+            if settled < size:
+                break
+            done += 1
+        return f"critical path {done}/{len(self._per_level)} levels"
 
-    def _render(self) -> Group:
-        running = [step for step, state in self.states.items() if state == "running"]
-        done = sum(state in _SETTLED for state in self.states.values())
-        header = Text(f"{done}/{len(self.states)} steps done", style="bold")
-        if running:
-            header.append(f"  running in parallel: {', '.join(running)}", style="yellow")
-        table = Table.grid(padding=(0, 2))
-        for step, state in self.states.items():
-            table.add_row(step, Text(state, style=_STYLES[state]), self.notes.get(step, ""))
-        return Group(header, table)
+    def _summary(self, frame: Snapshot) -> Text:
+        done = sum(frame.counts[state] for state in ("ok", "reused", "failed", "skipped"))
+        text = Text(f"{done:,}/{frame.total:,} steps done", style="bold")
+        for state in ("running", "ok", "reused", "failed", "skipped"):
+            if frame.counts[state]:
+                text.append(f"  {frame.counts[state]:,} {state}", style=_STYLES[state])
+        text.append(f"  {self._critical_path()}  {frame.elapsed_s:.1f} s")
+        return text
+
+    def _render(self, frame: Snapshot) -> RenderableType:
+        if not frame.total:
+            return Text("")
+        lines: list[RenderableType] = [self._summary(frame)]
+        for step, note in frame.running:
+            lines.append(Text.assemble("  ", (step, "yellow"), f"  {note}" if note else ""))
+        hidden = frame.running_count - len(frame.running)
+        if hidden > 0:
+            lines.append(Text(f"  ... and {hidden:,} more running", style="yellow"))
+        return Group(*lines)
 
 
-def show_result(console: Console, result: RunResult) -> None:
-    """Print the verdicts, the answer, the status and the journal path."""
+def show_result(console: Console, result: RunResult, limit: int = TABLE_ROWS) -> None:
+    """Print the verdicts (every failure, the first passes), the answer, the status, the journal."""
     table = Table(title="Verification", title_justify="left", expand=True)
     for column in ("", "kind", "step", "what was compared"):
         table.add_column(column, overflow="fold")
+    failed = [verdict for verdict in result.verdicts if not verdict.passed]
+    shown = (
+        failed + [verdict for verdict in result.verdicts if verdict.passed][: limit - len(failed)]
+    )
+    ids = {id(verdict) for verdict in shown}
     for verdict in result.verdicts:
+        if id(verdict) not in ids:
+            continue
         mark = Text("pass", style="green") if verdict.passed else Text("FAIL", style="bold red")
         table.add_row(mark, verdict.kind.value, Text(verdict.step or ""), Text(verdict.description))
+    if len(shown) < len(result.verdicts):
+        more = f"... {len(result.verdicts) - len(shown):,} more passed"
+        table.add_row("", "", "", Text(more, style="dim"))
     if result.verdicts:
         console.print(table)
     if result.answer:
         console.print(Text.assemble(("Answer: ", "bold"), result.answer))
+    if result.answer_sources:
+        marks = ", ".join(f"{n} <- ${{{step}}}" for n, step in result.answer_sources.items())
+        console.print(Text(f"  where each number comes from: {marks}", style="dim"))
     style = "bold green" if result.verified else "bold red"
     passed = sum(v.passed for v in result.verdicts)
     summary = f"  ({passed}/{len(result.verdicts)} verdicts passed)"

@@ -1,0 +1,244 @@
+"""Benchmark 5: where users meet stepgraph: the command line, task files, replay.
+
+Every figure is measured in this one run, side by side with its yardstick: the live
+display against `--json`, the CLI's memory against the API's, a replay's peak against
+its journal's size. The commands run as a user runs them, in their own processes; the
+display is drawn as in a terminal (FORCE_COLOR), to a pipe that throws it away.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks._common import noop, random_dag, table
+from stepgraph import Engine, Task
+from stepgraph.engine import replay
+from stepgraph.executor import validate_plan
+from stepgraph.tools import ToolRegistry
+
+ROOT = Path(__file__).resolve().parent.parent
+MIGRATION = ROOT / "examples" / "migration.yaml"
+_PLUGIN = '''from stepgraph import tool
+
+
+@tool
+def noop(ms: float = 0.0) -> float:
+    """Return at once."""
+    return ms
+'''
+# A process that runs the CLI or the API in itself and writes its own peak RSS (KiB).
+# VmHWM, not ru_maxrss: a forked child starts with its parent's ru_maxrss on Linux.
+_PEAK = """
+import sys
+from pathlib import Path
+out = Path(sys.argv[1])
+if sys.argv[2] == "cli":
+    from stepgraph.cli import app
+    try:
+        app(sys.argv[3:], prog_name="stepgraph")
+    except SystemExit:
+        pass
+else:
+    from stepgraph import Engine
+    Engine().run(Path(sys.argv[3]), journal=Path(sys.argv[4]), replace_journal=True)
+status = Path("/proc/self/status").read_text()
+out.write_text(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+"""
+
+
+def write_task(folder: Path, steps: int, seed: int = 5) -> Path:
+    """A task file (JSON) running `steps` no-op steps of a seeded random graph, and its plugin."""
+    (folder / "bench_tools.py").write_text(_PLUGIN)
+    plan = random_dag(steps, 20, seed).model_dump(mode="json", exclude_defaults=True)
+    task = {"name": "bench", "goal": "no-op steps", "tools": ["noop"]}
+    path = folder / f"noop-{steps}.json"
+    path.write_text(json.dumps({**task, "plugins": ["bench_tools.py"], "plan": plan}))
+    return path
+
+
+def _stepgraph(*args: str | Path, display: bool = False) -> tuple[float, float]:
+    """Wall and CPU seconds of one `stepgraph` command, as a separate process.
+
+    CPU (user + system, the kernel's count for the child) is printed beside wall time:
+    on a shared machine it moves less when other work competes for the cores.
+    """
+    env = {**os.environ, "FORCE_COLOR": "1"} if display else {**os.environ}
+    env.pop("NO_COLOR", None)
+    command = [sys.executable, "-m", "stepgraph", *map(str, args)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
+
+
+def _display_rows(folder: Path, sizes: tuple[int, ...], repeats: int) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for steps in sizes:
+        task = write_task(folder, steps)
+        journal = ("--journal", folder / "display.jsonl", "--replace-journal")
+        shown: list[tuple[float, float]] = []
+        plain: list[tuple[float, float]] = []
+        for _ in range(repeats if steps < 20_000 else 1):  # in turns: a busy moment hits both
+            shown.append(_stepgraph("run", task, *journal, display=True))
+            plain.append(_stepgraph("run", task, *journal, "--json"))
+        wall = statistics.median(s[0] for s in shown), statistics.median(p[0] for p in plain)
+        cpu = statistics.median(s[1] for s in shown), statistics.median(p[1] for p in plain)
+        rows.append([f"run {steps:,} steps", *wall, wall[0] / wall[1], cpu[0] / cpu[1]])
+    return rows
+
+
+def _startup_rows(repeats: int) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for label, args in (
+        ("stepgraph --help", ("--help",)),
+        ("validate migration", ("validate", MIGRATION)),
+    ):
+        times = [_stepgraph(*args) for _ in range(repeats)]
+        wall = [t[0] for t in times]
+        rows.append(
+            [label, statistics.median(wall), min(wall), statistics.median(t[1] for t in times)]
+        )
+    return rows
+
+
+def _load_rows(folder: Path, steps: int) -> list[list[object]]:
+    """A large task file loaded and validated through the public path (`Engine.validate`)."""
+    task = write_task(folder, steps)
+    engine = Engine()
+    started = time.perf_counter()
+    graph = engine.validate(task)
+    took = time.perf_counter() - started
+    megabytes = task.stat().st_size / 1e6
+    return [[f"load + validate {graph.number_of_nodes():,} steps ({megabytes:.1f} MB JSON)", took]]
+
+
+def _timed(function: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    function()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _validation_rows(sizes: tuple[int, ...]) -> list[list[object]]:
+    tools = ToolRegistry([noop])
+    rows: list[list[object]] = []
+    for steps in sizes:
+        plan = random_dag(steps, 20, 5)
+        gc.collect()
+        wall, cpu = _timed(lambda: validate_plan(plan, tools))  # noqa: B023  # called at once
+        rows.append([f"validate {steps:,} steps", wall * 1e6 / steps, cpu * 1e6 / steps])
+    return rows
+
+
+def _traced_peak(function: Callable[[], object]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _replay_rows(folder: Path, steps: int) -> list[list[object]]:
+    """Python's own allocations (tracemalloc): a replay's peak against its journal's size."""
+    plan = random_dag(steps, 20, 5)
+    record = folder / "record.jsonl"
+    run_peak = _traced_peak(
+        lambda: Engine(tools=[noop]).run(
+            Task(goal="scale", plan=plan, max_workers=4), journal=record
+        )
+    )
+    size = record.stat().st_size
+    report = None
+
+    def again() -> None:
+        nonlocal report
+        report = replay(record, tools=[noop], out=folder / "replayed.jsonl")
+
+    replay_peak = _traced_peak(again)
+    verdict = "identical" if report is not None and report.identical else "DIVERGED"
+    mib = 2**20
+    return [
+        [f"replay {steps:,} steps ({verdict})", size / mib, replay_peak / mib, replay_peak / size],
+        [f"the run it replays (API, {steps:,} steps)", size / mib, run_peak / mib, run_peak / size],
+    ]
+
+
+def _peak_kib(folder: Path, *args: str | Path) -> int:
+    out = folder / "peak.txt"
+    subprocess.run(
+        [sys.executable, "-c", _PEAK, str(out), *map(str, args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "FORCE_COLOR": "1"},
+        check=True,
+    )
+    return int(out.read_text())
+
+
+def _memory_rows(folder: Path, steps: int) -> list[list[object]]:
+    """Peak RSS of the CLI (display on) and of the API running the same task file."""
+    task = write_task(folder, steps)
+    journal = folder / "memory.jsonl"
+    cli = _peak_kib(folder, "cli", "run", task, "--journal", journal, "--replace-journal")
+    api = _peak_kib(folder, "api", task, journal)
+    return [[f"run {steps:,} steps: CLI / API peak RSS", cli / 1024, api / 1024, cli / api]]
+
+
+def run(
+    display_sizes: tuple[int, ...] = (200, 2_000, 20_000),
+    repeats: int = 3,
+    load_steps: int = 100_000,
+    validate_sizes: tuple[int, ...] = (1_000, 10_000, 100_000),
+    replay_steps: int = 2_000,
+    memory_steps: int = 2_000,
+) -> str:
+    """The CLI's display cost, startup, large task files, validation, replay and CLI memory."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        display = table(
+            "5a. CLI live display against --json (no-op steps, one process each, median)",
+            ["command", "display s", "--json s", "ratio (wall)", "ratio (CPU)"],
+            _display_rows(folder, display_sizes, repeats),
+        )
+        startup = table(
+            "5b. Start-up (whole process)",
+            ["command", "median wall s", "min wall s", "median CPU s"],
+            _startup_rows(max(repeats, 3)),
+        )
+        load = table(
+            "5c. A large task file, loaded and validated (Engine.validate)",
+            ["task", "seconds"],
+            _load_rows(folder, load_steps),
+        )
+        validation = table(
+            "5d. Validation per step (flat = linear)",
+            ["plan", "us/step (wall)", "us/step (CPU)"],
+            _validation_rows(validate_sizes),
+        )
+        replayed = table(
+            "5e. Replay peak memory (tracemalloc) against the journal's size",
+            ["what", "journal MiB", "peak MiB", "peak / journal"],
+            _replay_rows(folder, replay_steps),
+        )
+        memory = table(
+            "5f. CLI memory against the API's",
+            ["task", "CLI MiB", "API MiB", "ratio"],
+            _memory_rows(folder, memory_steps),
+        )
+    return "\n".join((display, startup, load, validation, replayed, memory))
