@@ -182,5 +182,5 @@ def test_messages_for_a_small_models_usual_slips_say_what_to_write():
         validate_plan(plan, default_registry(), {})
     text = str(error.value)
     assert "write the unit into the expression (e.g. '5 h')" in text
-    assert 'the plan declares no such input; declare it under "inputs"' in text
+    assert "this goal lists no inputs; write the value from the goal with its unit" in text
     assert "to count apples, write the number before it ('23 apples')" in text

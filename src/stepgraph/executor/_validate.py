@@ -175,8 +175,9 @@ def _reference_problem(ref: Reference, ids: _KnownSteps, inputs: Mapping[str, An
             return f"{ref.text} must name an input, e.g. ${{inputs.{next(iter(inputs), 'name')}}}"
         if not inputs:
             return (
-                f'{ref.text}: the plan declares no such input; declare it under "inputs" '
-                f'with its value and the goal\'s words it comes from, e.g. "{ref.path[0]}": '
+                f"{ref.text}: this goal lists no inputs; write the value from the goal with "
+                f"its unit in place of {ref.text} (e.g. '450 Mbps'), or declare it under "
+                f'"inputs" with the goal\'s words: "{ref.path[0]}": '
                 '{"value": "450 Mbps", "quote": "a 450 Mbps link"}'
             )
         if ref.path[0] not in inputs:

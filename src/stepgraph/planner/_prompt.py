@@ -90,5 +90,5 @@ def goal_message(goal: str, inputs: dict[str, str]) -> str:
     """The user's turn: the goal and the named inputs the plan may reference."""
     listed = "\n".join(f"- ${{inputs.{name}}} = {value}" for name, value in inputs.items())
     if not listed:
-        return f'Goal: {goal}\nInputs: none (declare the goal\'s numbers under "inputs", quoted)'
+        return f"Goal: {goal}\nInputs: none (write the goal's numbers, with units, in the steps)"
     return f"Goal: {goal}\nInputs:\n{listed}"

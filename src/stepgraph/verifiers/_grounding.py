@@ -51,6 +51,7 @@ _CONVERSION_FACTORS = {
     1048576: "a binary prefix (Mi)",
     1073741824: "a binary prefix (Gi)",
 }
+_QUANTITY = re.compile(r"(?<![\w.])(\d[\d_]*(?:\.\d+)?)\s*([A-Za-z%][A-Za-z]*(?:/[A-Za-z]+)?)")
 _PER = {"per"}
 _PER_OR_NOT = {"a", "an", "each", "every"}
 _WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
@@ -241,7 +242,44 @@ def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> l
                     f'needs {shown}, declare it under "constants" with why',
                 )
             )
+        problems += [PlanProblem(step_id, prefix + text) for text in _unstated(content, goal)]
     return problems
+
+
+def _unstated(content: Any, goal: str) -> list[str]:
+    """Literal quantities whose number the goal states, but with another unit.
+
+    "100 B/s" in a plan for "a 100 Mbps link" uses the goal's number for another
+    quantity: the unit is what the goal's words say, or the number is not the goal's.
+    """
+    texts = [content] if isinstance(content, str) else []
+    if isinstance(content, dict):
+        texts = [value for value in content.values() if isinstance(value, str)]
+    stated = _stated(goal)
+    found = []
+    for text in texts:
+        for match in _QUANTITY.finditer(text):
+            number = float(match.group(1).replace("_", ""))
+            same = [s for s in stated if s.unit is not None and matches(number, [s.number])]
+            if not same or any(s.unit is None for s in stated if matches(number, [s.number])):
+                continue  # not the goal's number, or the goal gives it no unit
+            try:
+                value = quantity(number, parse_unit(match.group(2), counts=False))
+            except UnitError:
+                continue  # a count noun or a word: the number alone was checked
+            if not any(_states(s, value) for s in same):
+                goal_says = ", ".join(f"{s.text} {_unit_name(s.unit)}".strip() for s in same)
+                found.append(
+                    f"'{match.group(0)}' is not what the goal states ({goal_says}); write "
+                    "the goal's number with the goal's unit"
+                )
+    return found
+
+
+def _unit_name(unit: pint.Unit | None) -> str:
+    if unit is None or unit.dimensionless and str(unit) == "percent":
+        return ""
+    return format_value(quantity(1, unit)).removeprefix("1 ")
 
 
 def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:
