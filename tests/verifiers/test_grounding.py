@@ -102,7 +102,7 @@ def _quote_not_in_goal(plan):
     [
         (_mbps_as_mb_per_s, "inputs.link: the value '450 MB/s' is not what the quote"),
         (_tb_as_tib, "inputs.data: the value '2.5 TiB' is not what the quote 'Move 2.5 TB'"),
-        (_utilisation_left_out, "the goal states '90%' but no input, step or check uses it"),
+        (_utilisation_left_out, "the goal states '90%' but no step or check uses it"),
         (_divided_by_8_by_hand, "8 looks like a conversion factor (bits per byte)"),
         (_made_up_factor, "0.98 is not a number of the goal"),
         (_quote_not_in_goal, "the quote 'a 450 MB/s link' is not in the goal"),

@@ -192,12 +192,13 @@ def _coverage_problems(
     for number in stated:
         if _plain(number.text) in listed or matches_any(used, number.accepted):
             continue
+        as_written = f" (as {number.clock_hours:g} h)" if number.clock_hours is not None else ""
         problems.append(
             PlanProblem(
                 None,
-                f"the goal states '{number.text}' but no input, step or check uses it: declare "
-                f'it under "inputs" with the words it comes from, or list it under "unused" '
-                "with why the answer does not need it",
+                f"the goal states '{number.text}' but no step or check uses it: write it "
+                f'where it belongs{as_written}, or list it under "unused" with why the answer '
+                "does not need it",
             )
         )
     return problems
