@@ -257,3 +257,15 @@ def test_a_factor_divided_instead_of_multiplied_passes_grounding_but_not_the_cro
     assert "agrees: 3 against 3, but the answer's 1,188 GB (${per_night})" in cross.description
     assert "not among the second plan's values of that kind (962.28 GB" in cross.description
     assert result.answer.startswith("no answer:")
+
+
+def test_a_number_the_goal_writes_as_a_word_may_be_a_literal():
+    goal = "Three classes have 28, 31 and 26 pupils. Each pupil gets 2 pencils. How many?"
+    plan = {
+        "steps": [{"id": "n", "tool": "calculate", "args": {"expression": "(28 + 31 + 26) * 2"}}]
+    }
+    assert _problems(plan, goal) == []
+    plan["steps"][0]["args"]["expression"] = "3 * 28 * 2"  # three classes, as a word
+    assert not any("not a number of the goal" in p for p in _problems(plan, goal))
+    plan["steps"][0]["args"]["expression"] = "(28 + 31 + 26) * 2 * 4"
+    assert any("4 is not a number of the goal" in p for p in _problems(plan, goal))
