@@ -28,7 +28,11 @@ VERIFIED_BUT_WRONG = {
     "full-crates.final": "ceil where the goal asks for full crates (42, not 41)",
     "annotators-days.final2": "the plan applies 60 images/h x 6 h twice (1 day, not 5)",
     "full-crates.final2": "ceil where the goal asks for full crates (42, not 41)",
+    "full-crates.ground": "ceil where the goal asks for full crates (42, not 41)",
 }
+# The same model with `--cross-check`: its second plans too, in order. Replayed with the
+# cross-check on, no wrong answer verifies (full-crates is among them).
+RECORDED_CROSS = sorted((Path(__file__).parent / "recorded_cross").glob("*.yaml"))
 
 
 def _case(path: Path) -> object:
@@ -52,3 +56,24 @@ def test_a_recorded_answer_is_never_verified_when_it_is_wrong(path, tmp_path):
     outcome = run_goal(suite, goal, engine, SUITE_FILE.parent, tmp_path / "run.jsonl")
     assert not (outcome.verified and not outcome.correct), (outcome.answer, outcome.expected)
     assert outcome.exit_code != 1, outcome.error  # never an internal error
+
+
+@pytest.mark.parametrize("path", RECORDED_CROSS, ids=[path.stem for path in RECORDED_CROSS])
+def test_with_the_cross_check_no_recorded_answer_is_verified_wrong(path, tmp_path):
+    suite = load_suite(SUITE_FILE)
+    [goal] = [goal for goal in suite.goals if goal.id == path.name.split(".")[0]]
+    planner = Planner(ScriptedLLM.from_file(path), plan_retries=2)
+    engine = Engine(planner=planner, cross_check=True)
+    outcome = run_goal(suite, goal, engine, SUITE_FILE.parent, tmp_path / "run.jsonl")
+    assert not (outcome.verified and not outcome.correct), (outcome.answer, outcome.expected)
+    assert outcome.exit_code != 1, outcome.error
+
+
+def test_the_cross_check_refuses_the_recorded_full_crates_answer(tmp_path):
+    """Verified wrong without it (full-crates.ground); with it, the second route disagrees."""
+    suite = load_suite(SUITE_FILE)
+    [goal] = [goal for goal in suite.goals if goal.id == "full-crates"]
+    path = Path(__file__).parent / "recorded_cross" / "full-crates.crossed.yaml"
+    engine = Engine(planner=Planner(ScriptedLLM.from_file(path), plan_retries=2), cross_check=True)
+    outcome = run_goal(suite, goal, engine, SUITE_FILE.parent, tmp_path / "run.jsonl")
+    assert not outcome.verified and outcome.answer.startswith("no answer")

@@ -259,13 +259,11 @@ def test_a_factor_divided_instead_of_multiplied_passes_grounding_but_not_the_cro
     assert result.answer.startswith("no answer:")
 
 
-def test_a_number_the_goal_writes_as_a_word_may_be_a_literal():
+def test_a_number_the_goal_writes_as_a_word_is_no_literal():
+    """The real model read 'Three classes' as 3 pencils a pupil: 255 pencils, not 170."""
     goal = "Three classes have 28, 31 and 26 pupils. Each pupil gets 2 pencils. How many?"
-    plan = {
-        "steps": [{"id": "n", "tool": "calculate", "args": {"expression": "(28 + 31 + 26) * 2"}}]
-    }
+    step = {"id": "n", "tool": "calculate", "args": {"expression": "(28 + 31 + 26) * 2"}}
+    plan = {"steps": [step]}
     assert _problems(plan, goal) == []
-    plan["steps"][0]["args"]["expression"] = "3 * 28 * 2"  # three classes, as a word
-    assert not any("not a number of the goal" in p for p in _problems(plan, goal))
-    plan["steps"][0]["args"]["expression"] = "(28 + 31 + 26) * 2 * 4"
-    assert any("4 is not a number of the goal" in p for p in _problems(plan, goal))
+    step["args"]["expression"] = "3 * 28 + 3 * 31 + 3 * 26"
+    assert any("3 is not a number of the goal" in p for p in _problems(plan, goal))

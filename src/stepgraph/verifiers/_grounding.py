@@ -53,19 +53,6 @@ _CONVERSION_FACTORS = {
 }
 _QUANTITY = re.compile(r"(?<![\w.])(\d[\d_]*(?:\.\d+)?)\s*([A-Za-z%][A-Za-z]*(?:/[A-Za-z]+)?)")
 _PER = {"per"}
-# Numbers a goal writes as words ("Three classes", "twice"): literals a plan may use.
-_NUMBER_WORDS = {
-    **{
-        w: float(n)
-        for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven"])
-    },
-    **{w: float(n) for n, w in enumerate(["eight", "nine", "ten", "eleven", "twelve"], start=8)},
-    "dozen": 12.0,
-    "half": 0.5,
-    "twice": 2.0,
-    "double": 2.0,
-    "triple": 3.0,
-}
 _PER_OR_NOT = {"a", "an", "each", "every"}
 _WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
 
@@ -228,8 +215,6 @@ def _plain(text: str) -> str:
 
 def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> list[PlanProblem]:
     allowed = [*_STRUCTURAL, *(value for number in stated for value in number.accepted)]
-    words = set(re.findall(r"[a-z]+", goal.casefold()))
-    allowed += [value for word, value in _NUMBER_WORDS.items() if word in words]
     for item in plan.constants.values():
         allowed += literal_numbers(item.value)
     if "%" in goal or "percent" in goal.casefold():
