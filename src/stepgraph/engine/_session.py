@@ -272,8 +272,9 @@ class RunSession:
             if approved is None:
                 return self._result(repaired, execution, verdicts, None, RunStatus.NOT_RUN)
             plan = approved
+        final = self.prepared.for_plan(plan)  # the plan's own inputs answer with it
         answer, answer_verdict = compose_answer(
-            self.prepared.for_plan(plan),
+            final,
             plan,
             execution,
             verdicts,
@@ -285,7 +286,7 @@ class RunSession:
             self._journal_verdicts([answer_verdict])
         sources: dict[str, str] = {}
         if not answer.startswith("no answer"):
-            sources = answer_sources(self.prepared.for_plan(plan), plan, execution, verdicts)
+            sources = answer_sources(final, plan, execution, verdicts)
         self.journal.emit(AnswerEvent(text=answer, sources=sources))
         if execution.failed or execution.skipped:
             status = RunStatus.STEP_FAILED

@@ -18,7 +18,7 @@ Each problem says what to write instead; the planner sends it back to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from stepgraph.exceptions import PlanProblem, StepgraphError, UnitError
 from stepgraph.model import StepGraph
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value, is_count_unit, parse_unit, quantity
+from stepgraph.verifiers._coverage import unused_numbers
 from stepgraph.verifiers._numbers import GoalNumber, goal_numbers, literal_numbers, matches
 
 # Always allowed as literals: 0 and 1 are structure ("1 - ${loss}"), not data.
@@ -165,33 +166,15 @@ def _input_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
     return problems
 
 
-def _used_numbers(plan: StepGraph, task_inputs: Mapping[str, Any]) -> list[float]:
-    used = [n for step in plan.steps for n in literal_numbers(step.args)]
-    used += [n for check in plan.checks for n in literal_numbers(check.expression)]
-    declared = [item.value for item in plan.inputs.values()]
-    declared += list(task_inputs.values())
-    for value in declared:
-        magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
-        used += literal_numbers(magnitude if not isinstance(value, str) else value)
-        if isinstance(value, pint.Quantity) and value.units.dimensionless:
-            used.append(float(value.to("dimensionless").magnitude))
-    return used
-
-
 def _coverage_problems(
     plan: StepGraph, stated: list[GoalNumber], task_inputs: Mapping[str, Any]
 ) -> list[PlanProblem]:
-    used = _used_numbers(plan, task_inputs)
-    listed = {_plain(item.number) for item in plan.unused if item.why.strip()}
-    listed |= {_plain(n.text) for item in plan.inputs.values() for n in goal_numbers(item.quote)}
     problems = [
         PlanProblem(None, f"unused: '{item.number}' needs a reason (why)")
         for item in plan.unused
         if not item.why.strip()
     ]
-    for number in stated:
-        if _plain(number.text) in listed or matches_any(used, number.accepted):
-            continue
+    for number in unused_numbers(plan, stated, task_inputs):
         as_written = f" (as {number.clock_hours:g} h)" if number.clock_hours is not None else ""
         problems.append(
             PlanProblem(
@@ -202,15 +185,6 @@ def _coverage_problems(
             )
         )
     return problems
-
-
-def matches_any(used: Iterable[float], accepted: list[float]) -> bool:
-    """Whether any used number is one of the accepted forms of a goal's number."""
-    return any(matches(u, accepted) for u in used)
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"[\s,]", "", text).rstrip("%").casefold()
 
 
 def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> list[PlanProblem]:
