@@ -12,6 +12,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+import networkx as nx
+
 from stepgraph.engine._answer import answer_sources, compose_answer, failures_of
 from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
@@ -154,6 +156,17 @@ class RunSession:
         self.early: EarlyStart | None = None  # steps of a streamed first plan, started early
         # Plans are not changed once made (an edit is a new plan): hash each one once.
         self._hashes: dict[int, tuple[StepGraph, str]] = {}
+        # ... and check each given plan once: its graph is what runs (a fifth of a big run).
+        self._graphs: dict[int, tuple[StepGraph, nx.DiGraph]] = {}
+
+    def _check_given(self, plan: StepGraph) -> None:
+        self._graphs[id(plan)] = (plan, check_given_plan(plan, self.prepared))
+
+    def _graph(self, plan: StepGraph, prepared: PreparedTask) -> nx.DiGraph:
+        known = self._graphs.pop(id(plan), None)  # once: the scheduler may add to a graph
+        if known is not None and known[0] is plan:
+            return known[1]
+        return check_plan(plan, prepared)
 
     def _plan_hash(self, plan: StepGraph, dumped: dict[str, Any] | None = None) -> str:
         known = self._hashes.get(id(plan))
@@ -324,7 +337,7 @@ class RunSession:
         plan = plan_file.plan if plan_file else prepared.plan
         if plan is not None:
             source = "file" if plan_file else "task"
-            check_given_plan(plan, prepared)
+            self._check_given(plan)
             dumped = plan.model_dump(mode="json")
             self.journal.emit(
                 PlanProposed(source=source, plan=dumped, plan_hash=self._plan_hash(plan, dumped))
@@ -336,7 +349,7 @@ class RunSession:
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared.for_plan(plan)
-        graph = check_plan(plan, prepared)
+        graph = self._graph(plan, prepared)
         signatures = step_signatures(graph)
         if prior is not None:  # a resumed run: what settled before the crash counts as done
             for sid, value in prior.values.items():
@@ -450,7 +463,7 @@ class RunSession:
                 self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
                 return None
             if decision.action == "edit" and decision.plan is not None:
-                check_given_plan(decision.plan, prepared)
+                self._check_given(decision.plan)
                 dumped = decision.plan.model_dump(mode="json")
                 self.journal.emit(
                     PlanEdited(

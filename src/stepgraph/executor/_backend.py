@@ -76,6 +76,10 @@ class ThreadBackend:
     def __init__(self) -> None:
         self._pool = WorkerPool()
 
+    def limit_threads(self, count: int) -> None:
+        """Run at most `count` sync calls at once; calls past it wait in the pool's queue."""
+        self._pool.max_threads = count
+
     def submit(self, call: ToolCall) -> Future[Any]:
         """Run the call on the pool."""
         if call.tool.is_async:
@@ -83,8 +87,8 @@ class ThreadBackend:
         return self._pool.submit(call.run)
 
     def cancel(self, future: Future[Any]) -> None:
-        """Cancel a coroutine; a sync call cannot be stopped and is abandoned on its thread."""
-        future.cancel()
+        """Cancel a coroutine or a waiting call; a running sync call is abandoned on its thread."""
+        self._pool.abandon(future)
 
     def shutdown(self) -> None:
         """Stop the pool's idle workers and its loop."""

@@ -24,6 +24,7 @@ from stepgraph.exceptions import BudgetExceededError, NonRetryableError, Stepgra
 from stepgraph.executor._ahead import Ahead, AheadBackend
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall, resolve_args
 from stepgraph.executor._heap import frozen_heap
+from stepgraph.executor._pool import PoolFuture
 from stepgraph.executor._validate import dependencies
 from stepgraph.journal import (
     Action,
@@ -183,6 +184,19 @@ class _Abandoned:
 _WAKE: Future[Any] = Future()  # put on the completion queue to wake the loop for arrivals
 
 
+def _began(future: Future[Any], attempt: _Attempt, waiting: float | None = None) -> float:
+    """When the call really started: a pooled call may have waited for a thread.
+
+    `waiting` stands for the start of a call still waiting (its clock has not started).
+    """
+    if isinstance(future, PoolFuture):
+        if future.started is not None:
+            return future.started
+        if waiting is not None:
+            return waiting
+    return attempt.started
+
+
 def _describe(error: BaseException) -> str:
     if isinstance(error, StepgraphError):
         return str(error)
@@ -220,6 +234,13 @@ class Scheduler:
         # per wake-up instead of `concurrent.futures.wait` re-arming every running future.
         self._completed: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         self._backend = backend or ThreadBackend()
+        # A pool that queues calls past its thread limit is given this many more calls
+        # than it has threads, so a worker that finishes one starts the next at once.
+        self._queue_depth = 0
+        limit_threads = getattr(self._backend, "limit_threads", None)
+        if limit_threads is not None:
+            limit_threads(max_workers)
+            self._queue_depth = max_workers
         # A backend that wires futures together gets steps before their inputs are back.
         self._ahead: Ahead | None = None
         if hasattr(self._backend, "submit_ahead"):
@@ -375,13 +396,18 @@ class Scheduler:
             due = sorted((r for r in self._retries if r[0] <= now), key=lambda r: r[0])
             self._retries = [r for r in self._retries if r[0] > now]
             pending = deque((step, number) for _, step, number in due)
-            slots = self.max_workers - len(self._running)
-            slots -= sum(1 for launch in launches if launch[2] is None)
-            while (pending or self._ready) and slots > 0:
+            in_flight = len(self._running) + sum(1 for launch in launches if launch[2] is None)
+            while (pending or self._ready) and in_flight < self.max_workers + self._queue_depth:
                 if pending:
-                    step, number = pending.popleft()
+                    step, number = pending[0]
                 else:
-                    step, number = self.graph.nodes[self._ready.popleft()]["step"], 1
+                    step, number = self.graph.nodes[self._ready[0]]["step"], 1
+                if in_flight >= self.max_workers and not self._may_wait_for_a_thread(step):
+                    break  # journaled as started: it must not wait behind other calls
+                if pending:
+                    pending.popleft()
+                else:
+                    self._ready.popleft()
                 try:
                     launch = self._launch(step, number)
                 except BudgetExceededError as e:  # the journal's guard refused the call
@@ -391,9 +417,17 @@ class Scheduler:
                     pending.clear()
                 if launch is not None:
                     launches.append(launch)
-                    slots -= 1
+                    in_flight += 1
             self._retries.extend((now, step, number) for step, number in pending)
         return launches
+
+    def _may_wait_for_a_thread(self, step: Step) -> bool:
+        """A sync call without side effects may be queued behind the calls running now.
+
+        (A side-effecting call's action must mean it started; an async call would not wait.)
+        """
+        tool = self.tools.get(step.tool)
+        return not tool.side_effects and not tool.is_async
 
     def _launch(
         self, step: Step, number: int
@@ -437,7 +471,7 @@ class Scheduler:
             if retry:
                 self._retry(attempt)
             return
-        elapsed = (time.monotonic() - attempt.started) * 1000
+        elapsed = (time.monotonic() - _began(future, attempt)) * 1000
         self._observe(step.id, attempt.number, elapsed, final=True, ok=True, value=value)
         self._complete(step.id, value)
 
@@ -464,6 +498,10 @@ class Scheduler:
     def _expire(self, now: float) -> None:
         for future, attempt in list(self._running.items()):
             if now < attempt.deadline or future.done():
+                continue
+            began = _began(future, attempt, waiting=now)
+            if now < began + attempt.step.timeout:  # it waited in the queue: its clock is later
+                attempt.deadline = began + attempt.step.timeout
                 continue
             del self._running[future]
             self._backend.cancel(future)

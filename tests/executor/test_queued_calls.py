@@ -1,0 +1,105 @@
+"""Calls queued behind busy threads: the thread limit holds, clocks start when calls do."""
+
+import threading
+
+from stepgraph import ApprovalPolicy, RunStatus, tool
+from stepgraph.executor._pool import WorkerPool
+from tests.conftest import make_task
+
+
+def step(step_id, tool_name, **args):
+    extra = args.pop("_extra", {})
+    return {"id": step_id, "tool": tool_name, "args": args, **extra}
+
+
+def test_a_queued_call_is_timed_from_when_it_starts_not_from_when_it_was_queued(run_task):
+    """One thread: 'quick' waits behind 'slow' for longer than its own timeout, and passes."""
+    slow_running = threading.Event()
+
+    @tool
+    def slow() -> str:
+        """Hold the only thread for 0.3 s."""
+        slow_running.set()
+        threading.Event().wait(0.3)
+        return "slow"
+
+    @tool
+    def quick() -> str:
+        """Answer at once."""
+        return "quick"
+
+    task = make_task(
+        [step("slow", "slow"), step("quick", "quick", _extra={"timeout": 0.15})], max_workers=1
+    )
+    result, journal = run_task(task, tools=[slow, quick])
+    assert result.status is RunStatus.VERIFIED
+    assert result.values == {"slow": "slow", "quick": "quick"}
+    [observed] = [e for e in journal.of_kind("observation") if e.step == "quick"]
+    assert observed.duration_ms < 150  # the wait for the thread is not the call's time
+
+
+def test_a_call_with_side_effects_is_journaled_as_started_only_when_a_thread_is_free(run_task):
+    @tool
+    def slow() -> str:
+        """Hold the only thread briefly."""
+        threading.Event().wait(0.05)
+        return "slow"
+
+    @tool(side_effects=True)
+    def send() -> str:
+        """Pretend to change the world."""
+        return "sent"
+
+    task = make_task([step("slow", "slow"), step("send", "send")], max_workers=1)
+    result, journal = run_task(task, tools=[slow, send], approval=ApprovalPolicy.AUTO)
+    assert result.values == {"slow": "slow", "send": "sent"}
+    kinds = [(e.event, e.step) for e in journal.events if e.event in ("action", "observation")]
+    assert kinds.index(("action", "send")) > kinds.index(("observation", "slow"))
+
+
+def test_a_call_abandoned_on_its_thread_does_not_block_the_calls_queued_behind_it(run_task):
+    """One thread, taken by a call that hangs: the queued calls still run, on a new thread."""
+    release = threading.Event()
+
+    @tool
+    def hang() -> str:
+        """Never answer (until the test ends)."""
+        release.wait(timeout=30)
+        return "late"
+
+    @tool
+    def fine(i: int) -> int:
+        """Answer at once."""
+        return i
+
+    steps = [step("stuck", "hang", _extra={"timeout": 0.05, "retries": 0})]
+    steps += [step(f"f{i}", "fine", i=i) for i in range(5)]
+    try:
+        result, _ = run_task(make_task(steps, max_workers=1), tools=[hang, fine])
+    finally:
+        release.set()
+    assert result.status is RunStatus.STEP_FAILED
+    assert result.unverified_values == {f"f{i}": i for i in range(5)}
+    assert result.failed == {"stuck": "TimeoutError: no result after 0.05 s (attempt 1)"}
+
+
+def test_the_pool_never_runs_more_calls_than_its_limit_and_runs_every_queued_one():
+    pool = WorkerPool(max_threads=2)
+    lock = threading.Lock()
+    running, peak = [0], [0]
+
+    def call(i: int) -> int:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        threading.Event().wait(0.002)
+        with lock:
+            running[0] -= 1
+        return i
+
+    futures = [pool.submit(lambda i=i: call(i)) for i in range(40)]
+    try:
+        assert [future.result(timeout=10) for future in futures] == list(range(40))
+    finally:
+        pool.shutdown()
+    assert peak[0] == 2
