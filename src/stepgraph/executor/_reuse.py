@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import networkx as nx
+import orjson
 
 from stepgraph.model import Step, StepGraph
 from stepgraph.references import REFERENCE_PATTERN
@@ -22,7 +23,6 @@ def step_signatures(graph: nx.DiGraph) -> dict[str, str]:
     # networkx's views cost microseconds a look-up; these plain dicts are what they wrap.
     nodes: dict[str, dict[str, Any]] = graph._node
     predecessors: dict[str, dict[str, Any]] = graph._pred
-    encode = json.JSONEncoder(sort_keys=True, default=str).encode  # made once, not per step
     for step_id in _upstream_first(graph):
         step: Step = nodes[step_id]["step"]
         # The graph's edges are the step's dependencies (`dependencies`), all signed by now.
@@ -33,8 +33,22 @@ def step_signatures(graph: nx.DiGraph) -> dict[str, str]:
             "expect_unit": step.expect_unit,
             "order": sorted(upstream[dep] for dep in step.depends_on if dep in upstream),
         }
-        signatures[step_id] = hashlib.sha256(encode(payload).encode()).hexdigest()[:16]
+        signatures[step_id] = hashlib.sha256(_canonical(payload)).hexdigest()[:16]
     return signatures
+
+
+_SLOW_CANONICAL = json.JSONEncoder(sort_keys=True, default=str).encode
+
+
+def _canonical(payload: dict[str, Any]) -> bytes:
+    """The payload as JSON with sorted keys; orjson's C encoder unless it refuses a value."""
+    try:
+        return orjson.dumps(payload, default=str, option=_CANONICAL)
+    except TypeError:  # an int past 64 bits, say
+        return _SLOW_CANONICAL(payload).encode()
+
+
+_CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def _upstream_first(graph: nx.DiGraph) -> list[str]:

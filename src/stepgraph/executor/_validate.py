@@ -263,19 +263,21 @@ def _unit_problems(
     """Run each tool's static hook on prototypes (magnitude 1, real units) in graph order."""
     prototypes: dict[str, Any] = {"inputs": dict(inputs)}
     problems = []
+    nodes: dict[str, dict[str, Any]] = graph._node  # the plain dicts networkx's view wraps
     for step_id in order:
-        step: Step = graph.nodes[step_id]["step"]
+        step: Step = nodes[step_id]["step"]
         prototype = UNKNOWN
         if step.tool not in tools:
             prototypes[step_id] = prototype  # already reported as an unknown tool
             continue
-        tool = tools.get(step.tool)
-        try:
-            args = _prototype_args(step.args, refs[step_id], prototypes, tool.expression_args)
-            if tool.infer is not None:
-                prototype = tool.infer(args)
-        except StepgraphError as e:
-            problems.append(PlanProblem(step_id, str(e)))
+        infer = tools.get(step.tool).infer
+        if infer is not None:  # the prototype arguments are for the hook alone
+            try:
+                expressions = tools.get(step.tool).expression_args
+                args = _prototype_args(step.args, refs[step_id], prototypes, expressions)
+                prototype = infer(args)
+            except StepgraphError as e:
+                problems.append(PlanProblem(step_id, str(e)))
         if step.expect_unit is not None:
             try:
                 expected = parse_unit(step.expect_unit)
