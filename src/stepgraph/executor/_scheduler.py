@@ -221,6 +221,8 @@ class Scheduler:
         self.graph = graph
         self.tools = tools
         self.journal = journal
+        # The step events are built only for a journal that keeps them or tells someone.
+        self._heard = journal.heard
         self.max_workers = max_workers
         self.result = Execution()
         self._scope: dict[str, Any] = {"inputs": dict(inputs)}
@@ -434,7 +436,7 @@ class Scheduler:
     ) -> tuple[ToolCall, _Attempt, Future[Any] | None] | None:
         tool = self.tools.get(step.tool)
         ahead = self._ahead.take(step.id) if self._ahead is not None and number == 1 else None
-        if number == 1:
+        if number == 1 and self._heard:
             self.journal.emit(Thought(step=step.id, text=step.thought))
         started = time.monotonic()
         try:
@@ -445,8 +447,9 @@ class Scheduler:
             self._record_failure(step, number, started, NonRetryableError(str(e)), final=True)
             return None
         self.result.record(step.id).args = args
-        recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
-        self.journal.emit(Action(step=step.id, tool=tool.name, args=recorded, attempt=number))
+        if self._heard:
+            recorded = {k: v.to_data() if isinstance(v, Expression) else v for k, v in args.items()}
+            self.journal.emit(Action(step=step.id, tool=tool.name, args=recorded, attempt=number))
         attempt = _Attempt(step, number, started, started + step.timeout)
         return ToolCall(step, number, tool, args), attempt, ahead
 
@@ -576,7 +579,8 @@ class Scheduler:
             "duration_ms": round(duration_ms, 3),
         }
         self._observations.append(observation)
-        self.journal.emit(ObservationEvent(**observation, final=final))
+        if self._heard:
+            self.journal.emit(ObservationEvent(**observation, final=final))
 
 
 def execute(

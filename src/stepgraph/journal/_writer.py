@@ -168,6 +168,11 @@ class JournalWriter:
         self._stamp = (self._seq, ts)
         return event_dict
 
+    @property
+    def heard(self) -> bool:
+        """Whether an event emitted here is kept or seen by anyone (always, for a file)."""
+        return True
+
     def emit(self, event: JournalEvent) -> None:
         """Write one event; outside a batch it is flushed to the file when this returns.
 
@@ -272,6 +277,11 @@ class NullJournal(JournalWriter):
         self.run_id = run_id
         self._listeners = list(listeners or [])
         self._seq = start_seq
+
+    @property
+    def heard(self) -> bool:
+        """Only listeners would see an event here."""
+        return bool(self._listeners)
 
     def emit(self, event: JournalEvent) -> None:
         """Drop the event; hand it to listeners first, if there are any."""
