@@ -183,3 +183,25 @@ def test_a_full_disk_inside_a_batch_is_a_journal_error():
         writer.emit(
             JournalEvent(event="action", step="a")
         )  # buffered: the batch's one flush meets the full disk
+
+
+@given(json_data)
+def test_a_large_field_written_by_the_journal_reads_back_as_it_was(tmp_path_factory, value):
+    """Fields past a few KB take the C encoders' path; what they cannot write exactly does not."""
+    path = tmp_path_factory.mktemp("large") / "j.jsonl"
+    large = {"padding": ["x" * 100] * 30, "value": value, "listed": [value, 1.5, None]}
+    with JournalWriter(path, "run") as journal:
+        journal.emit(JournalEvent(event="test.data", data=large))
+    [event] = read_journal(path).events
+    assert same(decode_value(event.data), large)
+
+
+@pytest.mark.parametrize("value", [NAN, INF, BIG, {"$int": "5"}, (1, 2)])
+def test_a_plan_sized_field_keeps_each_value_that_json_cannot_hold(tmp_path, value):
+    path = tmp_path / "j.jsonl"
+    plan = {"steps": [{"id": f"s{i}", "args": {"x": i}} for i in range(200)], "odd": value}
+    with JournalWriter(path, "run") as journal:
+        journal.emit(JournalEvent(event="test.data", data=plan))
+    json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} written"))
+    [event] = read_journal(path).events
+    assert same(decode_value(event.data), plan)

@@ -57,6 +57,7 @@ _ORJSON_STRICT = (
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
 _NO_NAN = json.JSONEncoder(allow_nan=False).encode
+_SMALL = 2048  # bytes of JSON
 
 
 def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
@@ -69,10 +70,15 @@ def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
     """
     try:
         text = orjson.dumps(value, option=_ORJSON_STRICT)
-        _NO_NAN(value)
-    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
         return encode_value(value)
-    if b'{"$' in text:  # perhaps a dict that would read back as a tagged value
+    # Small values (a step's arguments): the Python walk is cheaper than a second encoder.
+    # A `{"$` may be a dict that would read back as a tagged value.
+    if len(text) < _SMALL or b'{"$' in text:
+        return encode_value(value)
+    try:
+        _NO_NAN(value)
+    except (TypeError, ValueError):
         return encode_value(value)
     return orjson.Fragment(text)
 
