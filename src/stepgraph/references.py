@@ -30,6 +30,8 @@ class ReferenceError_(LookupError):  # noqa: N801  # internal; callers wrap it i
 def find_references(value: Any) -> Iterator[Reference]:
     """Yield every reference in a value (strings, lists and dicts, recursively)."""
     if isinstance(value, str):
+        if "${" not in value:  # most strings: no regex needed
+            return
         for match in REFERENCE_PATTERN.finditer(value):
             path = tuple(part for part in match.group(2).split(".") if part)
             yield Reference(match.group(0), match.group(1), path)
@@ -47,12 +49,16 @@ _ANY_DOLLAR_BRACE = re.compile(r"\$\{[^}]*\}?")
 def malformed_references(value: Any) -> list[str]:
     """Every ``${...}`` in a value (strings, lists, dicts) that is not a valid reference."""
     if isinstance(value, str):
+        if "${" not in value:
+            return []
         return [
             match.group(0)
             for match in _ANY_DOLLAR_BRACE.finditer(value)
             if not REFERENCE_PATTERN.fullmatch(match.group(0))
         ]
     if isinstance(value, dict):
+        if not value:
+            return []
         return [found for item in value.values() for found in malformed_references(item)]
     if isinstance(value, list | tuple):
         return [found for item in value for found in malformed_references(item)]

@@ -132,9 +132,9 @@ class Tool:
         """Check the arguments known before the run; referenced ones are checked when resolved."""
         referenced = set(referenced)
         fields = self.args_model.model_fields
-        allowed = ", ".join(fields) or "none"
         problems = [
-            f"unknown argument '{name}' for tool '{self.name}' (allowed: {allowed})"
+            f"unknown argument '{name}' for tool '{self.name}' (allowed: "
+            f"{', '.join(fields) or 'none'})"
             for name in args
             if name not in fields
         ]
