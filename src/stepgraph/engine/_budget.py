@@ -28,6 +28,7 @@ from stepgraph.journal import (
     JournalEvent,
     LLMRequest,
     LLMResponse,
+    ObservationEvent,
     RunResume,
     RunStart,
     Thought,
@@ -101,6 +102,9 @@ def _tokens(usage: dict[str, int], keys: tuple[str, ...]) -> int:
     return next((usage[key] for key in keys if key in usage), 0)
 
 
+_NOT_COUNTED = frozenset({ObservationEvent})  # a tool's result: its call was counted
+
+
 class BudgetKeeper:
     """Counts what a run uses and refuses, as a journal guard, a call that would pass a limit."""
 
@@ -126,6 +130,8 @@ class BudgetKeeper:
 
     def check(self, event: JournalEvent) -> None:
         """The guard: refuse a model or tool call past a limit, then count the event."""
+        if type(event) in _NOT_COUNTED:  # most events of a big run: one look-up each
+            return
         if isinstance(event, LLMRequest):
             self._refuse_past("model")
         elif isinstance(event, Thought | Action):
