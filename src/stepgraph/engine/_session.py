@@ -222,6 +222,8 @@ class RunSession:
                 self.early.abandon()
 
     def _start(self) -> None:
+        if not self.journal.heard:  # dumping the task is a tenth of a no-op run: skip unread
+            return
         task = self.prepared.task
         self.journal.emit(
             RunStart(
@@ -338,10 +340,13 @@ class RunSession:
         if plan is not None:
             source = "file" if plan_file else "task"
             self._check_given(plan)
-            dumped = plan.model_dump(mode="json")
-            self.journal.emit(
-                PlanProposed(source=source, plan=dumped, plan_hash=self._plan_hash(plan, dumped))
-            )
+            if self.journal.heard:
+                dumped = plan.model_dump(mode="json")
+                self.journal.emit(
+                    PlanProposed(
+                        source=source, plan=dumped, plan_hash=self._plan_hash(plan, dumped)
+                    )
+                )
             return plan
         planner = require_planner(self.config.planner, prepared)
         self.early = early_start(self)
@@ -492,6 +497,8 @@ class RunSession:
         who: str = "",
         when: str = "",
     ) -> None:
+        if not self.journal.heard:
+            return
         self.journal.emit(
             kind(
                 who=who or getpass.getuser(),
