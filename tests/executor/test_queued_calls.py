@@ -3,6 +3,7 @@
 import threading
 
 from stepgraph import ApprovalPolicy, RunStatus, tool
+from stepgraph.executor import _scheduler
 from stepgraph.executor._pool import WorkerPool
 from tests.conftest import make_task
 
@@ -12,14 +13,15 @@ def step(step_id, tool_name, **args):
     return {"id": step_id, "tool": tool_name, "args": args, **extra}
 
 
-def test_a_queued_call_is_timed_from_when_it_starts_not_from_when_it_was_queued(run_task):
+def test_a_queued_call_is_timed_from_when_it_starts_not_from_when_it_was_queued(
+    run_task, monkeypatch
+):
     """One thread: 'quick' waits behind 'slow' for longer than its own timeout, and passes."""
-    slow_running = threading.Event()
+    monkeypatch.setattr(_scheduler, "QUICK_CALL_MS", 60_000.0)  # 'warm' counts as quick
 
     @tool
     def slow() -> str:
         """Hold the only thread for 0.3 s."""
-        slow_running.set()
         threading.Event().wait(0.3)
         return "slow"
 
@@ -28,17 +30,39 @@ def test_a_queued_call_is_timed_from_when_it_starts_not_from_when_it_was_queued(
         """Answer at once."""
         return "quick"
 
-    task = make_task(
-        [step("slow", "slow"), step("quick", "quick", _extra={"timeout": 0.15})], max_workers=1
-    )
-    result, journal = run_task(task, tools=[slow, quick])
+    steps = [
+        step("warm", "quick"),  # once it is back, the next two go out together
+        step("slow", "slow", _extra={"depends_on": ["warm"]}),
+        step("quick", "quick", _extra={"timeout": 0.15, "depends_on": ["warm"]}),
+    ]
+    result, journal = run_task(make_task(steps, max_workers=1), tools=[slow, quick])
+    order = [(e.event, e.step) for e in journal.events]
+    assert order.index(("action", "slow")) < order.index(("action", "quick"))
+    assert order.index(("action", "quick")) < order.index(("observation", "slow"))  # queued
     assert result.status is RunStatus.VERIFIED
-    assert result.values == {"slow": "slow", "quick": "quick"}
+    assert result.values == {"warm": "quick", "slow": "slow", "quick": "quick"}
     [observed] = [e for e in journal.of_kind("observation") if e.step == "quick"]
     assert observed.duration_ms < 150  # the wait for the thread is not the call's time
 
 
-def test_a_call_with_side_effects_is_journaled_as_started_only_when_a_thread_is_free(run_task):
+def test_slow_calls_are_not_queued_so_an_action_means_the_call_started(run_task):
+    @tool
+    def slow(i: int) -> int:
+        """Take 20 ms: far longer than the scheduler's round trip."""
+        threading.Event().wait(0.02)
+        return i
+
+    task = make_task([step(f"s{i}", "slow", i=i) for i in range(4)], max_workers=1)
+    _, journal = run_task(task, tools=[slow])
+    order = [(e.event, e.step) for e in journal.events if e.event in ("action", "observation")]
+    assert order == [(kind, f"s{i}") for i in range(4) for kind in ("action", "observation")]
+
+
+def test_a_call_with_side_effects_is_journaled_as_started_only_when_a_thread_is_free(
+    run_task, monkeypatch
+):
+    monkeypatch.setattr(_scheduler, "QUICK_CALL_MS", 60_000.0)  # every other call may queue
+
     @tool
     def slow() -> str:
         """Hold the only thread briefly."""
@@ -50,15 +74,21 @@ def test_a_call_with_side_effects_is_journaled_as_started_only_when_a_thread_is_
         """Pretend to change the world."""
         return "sent"
 
-    task = make_task([step("slow", "slow"), step("send", "send")], max_workers=1)
+    after_warm = {"depends_on": ["warm"]}
+    steps = [step("warm", "slow"), step("slow", "slow", _extra=after_warm)]
+    steps.append(step("send", "send", _extra=after_warm))
+    task = make_task(steps, max_workers=1)
     result, journal = run_task(task, tools=[slow, send], approval=ApprovalPolicy.AUTO)
-    assert result.values == {"slow": "slow", "send": "sent"}
+    assert result.values == {"warm": "slow", "slow": "slow", "send": "sent"}
     kinds = [(e.event, e.step) for e in journal.events if e.event in ("action", "observation")]
     assert kinds.index(("action", "send")) > kinds.index(("observation", "slow"))
 
 
-def test_a_call_abandoned_on_its_thread_does_not_block_the_calls_queued_behind_it(run_task):
+def test_a_call_abandoned_on_its_thread_does_not_block_the_calls_queued_behind_it(
+    run_task, monkeypatch
+):
     """One thread, taken by a call that hangs: the queued calls still run, on a new thread."""
+    monkeypatch.setattr(_scheduler, "QUICK_CALL_MS", 60_000.0)
     release = threading.Event()
 
     @tool
@@ -72,14 +102,18 @@ def test_a_call_abandoned_on_its_thread_does_not_block_the_calls_queued_behind_i
         """Answer at once."""
         return i
 
-    steps = [step("stuck", "hang", _extra={"timeout": 0.05, "retries": 0})]
-    steps += [step(f"f{i}", "fine", i=i) for i in range(5)]
+    after_warm = {"depends_on": ["warm"]}
+    steps = [step("warm", "fine", i=-1)]
+    steps += [step("stuck", "hang", _extra={"timeout": 0.05, "retries": 0, **after_warm})]
+    steps.append(step("f0", "fine", i=0, _extra=after_warm))  # the last call: no later submit
     try:
-        result, _ = run_task(make_task(steps, max_workers=1), tools=[hang, fine])
+        result, journal = run_task(make_task(steps, max_workers=1), tools=[hang, fine])
     finally:
         release.set()
     assert result.status is RunStatus.STEP_FAILED
-    assert result.unverified_values == {f"f{i}": i for i in range(5)}
+    assert result.unverified_values == {"warm": -1, "f0": 0}
+    order = [(e.event, e.step) for e in journal.events]
+    assert order.index(("action", "f0")) < order.index(("observation", "stuck"))  # queued
     assert result.failed == {"stuck": "TimeoutError: no result after 0.05 s (attempt 1)"}
 
 

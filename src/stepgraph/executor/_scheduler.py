@@ -154,6 +154,9 @@ _OBSERVATIONS = TypeAdapter(list[Observation])
 _SETTLED = (StepState.REUSED, StepState.FAILED, StepState.SKIPPED)
 
 
+# Calls that end within this many milliseconds are queued behind busy threads (see `_may_queue`).
+QUICK_CALL_MS = 2.0
+
 # Retries back off: the first waits this long, each next one twice as long, up to the cap.
 RETRY_BACKOFF_SECONDS = 0.25
 RETRY_BACKOFF_CAP_SECONDS = 8.0
@@ -236,13 +239,16 @@ class Scheduler:
         # per wake-up instead of `concurrent.futures.wait` re-arming every running future.
         self._completed: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         self._backend = backend or ThreadBackend()
-        # A pool that queues calls past its thread limit is given this many more calls
-        # than it has threads, so a worker that finishes one starts the next at once.
-        self._queue_depth = 0
+        # A pool that queues calls past its thread limit may be given more calls than it
+        # has threads, so a worker that finishes one starts the next at once. Only while
+        # calls are quick: there the round trip through this thread is most of a call, and
+        # a call queued a moment is still started about when its action says.
+        self._may_queue = False
+        self._queue_depth = 0  # while the last call that finished was quick
         limit_threads = getattr(self._backend, "limit_threads", None)
         if limit_threads is not None:
             limit_threads(max_workers)
-            self._queue_depth = max_workers
+            self._may_queue = True
         # A backend that wires futures together gets steps before their inputs are back.
         self._ahead: Ahead | None = None
         if hasattr(self._backend, "submit_ahead"):
@@ -475,6 +481,8 @@ class Scheduler:
                 self._retry(attempt)
             return
         elapsed = (time.monotonic() - _began(future, attempt)) * 1000
+        if self._may_queue:
+            self._queue_depth = self.max_workers if elapsed < QUICK_CALL_MS else 0
         self._observe(step.id, attempt.number, elapsed, final=True, ok=True, value=value)
         self._complete(step.id, value)
 
