@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 
@@ -139,6 +139,16 @@ def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
     }
 
 
+class _Round(NamedTuple):
+    """One execution of a plan, kept until a next round needs its calls by signature."""
+
+    graph: nx.DiGraph
+    signatures: dict[str, str]  # empty: not computed yet
+    execution: Execution
+    reused: set[str]
+    refused: set[str]
+
+
 class RunSession:
     """The stages of one run, each journaled; repairs loop back a bounded number of times."""
 
@@ -153,6 +163,7 @@ class RunSession:
         self.completed: dict[str, tuple[Any, dict[str, Any]]] = {}  # signature -> value, args
         self.awaiting: StepGraph | None = None  # the plan a parked run waits on
         self.runs_of_call: Counter[str] = Counter()
+        self._last_round: _Round | None = None  # settled by signature when another round runs
         self.early: EarlyStart | None = None  # steps of a streamed first plan, started early
         # Plans are not changed once made (an edit is a new plan): hash each one once.
         self._hashes: dict[int, tuple[StepGraph, str]] = {}
@@ -355,7 +366,11 @@ class RunSession:
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared.for_plan(plan)
         graph = self._graph(plan, prepared)
-        signatures = step_signatures(graph)
+        self._settle_last_round()
+        # Signatures matter only where calls may be reused or refused: after an earlier
+        # round or a crash. Most runs verify in one round; hashing each step costs a tenth.
+        needed = prior is not None or self.completed or self.runs_of_call
+        signatures = step_signatures(graph) if needed else {}
         if prior is not None:  # a resumed run: what settled before the crash counts as done
             for sid, value in prior.values.items():
                 self.completed[signatures[sid]] = (value, prior.actions.get(sid, {}))
@@ -382,13 +397,9 @@ class RunSession:
             refused=refused,
             backend=self.config.backend(),
         )
-        for sid, sig in signatures.items():
-            if sid in reused:
-                execution.record(sid).args = self.completed[sig][1]  # verifiers need the arguments
-            elif sid in execution.actions and sid not in refused:
-                self.runs_of_call[sig] += 1
-            if sid in execution.values and sid not in reused:
-                self.completed[sig] = (execution.values[sid], execution.actions.get(sid, {}))
+        for sid in reused:  # verifiers need the arguments
+            execution.record(sid).args = self.completed[signatures[sid]][1]
+        self._last_round = _Round(graph, signatures, execution, set(reused), set(refused))
         verdicts = verify(
             plan.steps,
             execution.values,
@@ -403,6 +414,21 @@ class RunSession:
                 verdicts.append(coverage)
         self._journal_verdicts(verdicts)
         return execution, verdicts
+
+    def _settle_last_round(self) -> None:
+        """Count the last round's calls and keep its values by signature, for reuse now."""
+        last, self._last_round = self._last_round, None
+        if last is None:
+            return
+        signatures = last.signatures or step_signatures(last.graph)
+        execution = last.execution
+        for sid, sig in signatures.items():
+            if sid in last.reused:
+                continue
+            if sid in execution.actions and sid not in last.refused:
+                self.runs_of_call[sig] += 1
+            if sid in execution.values:
+                self.completed[sig] = (execution.values[sid], execution.actions.get(sid, {}))
 
     def _journal_verdicts(self, verdicts: list[Verdict]) -> None:
         for verdict in verdicts:
