@@ -289,6 +289,9 @@ def plan(
 @handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
+    from stepgraph.cli._lean_units import import_pint_for
+
+    import_pint_for(Path(target))  # first: without numpy and Dask when no plugin runs
     from stepgraph.engine import Engine
     from stepgraph.task import parse_assignments
 
