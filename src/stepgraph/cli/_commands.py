@@ -289,11 +289,12 @@ def plan(
 @handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
-    from stepgraph.cli._lean_units import import_pint_for
+    from stepgraph.cli._startup import import_pint_for, imports_without_gc
 
-    import_pint_for(Path(target))  # first: without numpy and Dask when no plugin runs
-    from stepgraph.engine import Engine
-    from stepgraph.task import parse_assignments
+    with imports_without_gc():
+        import_pint_for(Path(target))  # first: without numpy and Dask when no plugin runs
+        from stepgraph.engine import Engine
+        from stepgraph.task import parse_assignments
 
     graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
     edges = graph.number_of_edges()

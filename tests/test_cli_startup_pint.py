@@ -1,4 +1,4 @@
-"""`stepgraph validate` imports pint without numpy and Dask only when no user code can need them."""
+"""`stepgraph validate` starts fast: pint lean only when no user code needs numpy, no GC."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_the_plugin_above_would_break_under_lean_pint(tmp_path):
     (tmp_path / "numpy_tools.py").write_text(NUMPY_PLUGIN)
     code = (
         "from pathlib import Path\n"
-        "from stepgraph.cli._lean_units import import_pint_for\n"
+        "from stepgraph.cli._startup import import_pint_for\n"
         f"assert import_pint_for(Path({str(MIGRATION)!r}))\n"
         "try:\n"
         "    import numpy_tools\n"
@@ -114,7 +114,7 @@ def test_only_a_file_that_cannot_name_a_plugin_is_lean(tmp_path, text, lean):
     path.write_bytes(text)
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from stepgraph.cli._lean_units import import_pint_for\n"
+        "from stepgraph.cli._startup import import_pint_for\n"
         f"print(import_pint_for(Path({str(path)!r})), 'pint' in sys.modules)"
     )
     assert _python(code) == f"{lean} {lean}"
@@ -123,7 +123,7 @@ def test_only_a_file_that_cannot_name_a_plugin_is_lean(tmp_path, text, lean):
 def test_a_process_that_imported_pint_keeps_it():
     code = (
         "import pint, pint.compat\nfrom pathlib import Path\n"
-        "from stepgraph.cli._lean_units import import_pint_for\n"
+        "from stepgraph.cli._startup import import_pint_for\n"
         f"print(import_pint_for(Path({str(MIGRATION)!r})), pint.compat.HAS_NUMPY)"
     )
     assert _python(code) == "False True"
@@ -174,3 +174,22 @@ def test_lean_and_full_pint_validate_every_task_alike(tmp_path):
     outcomes = {Path(path).name: code for path, code, _ in lean["results"]}
     assert outcomes["migration.yaml"] == 0
     assert all(outcomes[name] != 0 for name in WRONG_UNITS if name != "counts.yaml"), outcomes
+
+
+def test_the_collector_pauses_for_imports_and_comes_back_as_it_was():
+    import gc
+
+    from stepgraph.cli._startup import imports_without_gc
+
+    assert gc.isenabled()
+    with pytest.raises(ImportError), imports_without_gc():
+        assert not gc.isenabled()
+        import stepgraph_no_such_module  # noqa: F401
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with imports_without_gc():
+            pass
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
