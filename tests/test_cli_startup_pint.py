@@ -1,4 +1,4 @@
-"""`stepgraph validate` starts fast: pint lean only when no user code needs numpy, no GC."""
+"""`stepgraph validate` starts fast: pint lean only when no plugin may need numpy."""
 
 from __future__ import annotations
 
@@ -179,17 +179,19 @@ def test_lean_and_full_pint_validate_every_task_alike(tmp_path):
 def test_the_collector_pauses_for_imports_and_comes_back_as_it_was():
     import gc
 
-    from stepgraph.cli._startup import imports_without_gc
+    from stepgraph.cli._startup import frozen_imports
 
     assert gc.isenabled()
-    with pytest.raises(ImportError), imports_without_gc():
-        assert not gc.isenabled()
-        import stepgraph_no_such_module  # noqa: F401
-    assert gc.isenabled()
-    gc.disable()
     try:
-        with imports_without_gc():
+        with pytest.raises(ImportError), frozen_imports():
+            assert not gc.isenabled()
+            import stepgraph_no_such_module  # noqa: F401
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0  # what was imported: left out of later collections
+        gc.disable()
+        with frozen_imports():
             pass
         assert not gc.isenabled()  # a caller that turned it off keeps it off
     finally:
+        gc.unfreeze()
         gc.enable()

@@ -289,9 +289,9 @@ def plan(
 @handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
-    from stepgraph.cli._startup import import_pint_for, imports_without_gc
+    from stepgraph.cli._startup import frozen_imports, import_pint_for
 
-    with imports_without_gc():
+    with frozen_imports():  # no collection while importing; what they built is frozen after
         import_pint_for(Path(target))  # first: without numpy and Dask when no plugin runs
         from stepgraph.engine import Engine
         from stepgraph.task import parse_assignments
