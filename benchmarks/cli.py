@@ -148,6 +148,16 @@ def _startup_rows(folder: Path, repeats: int) -> list[list[object]]:
     return rows
 
 
+def startup(repeats: int = 10) -> str:
+    """Table 5b alone: ``python -c "from benchmarks import cli; print(cli.startup())"``."""
+    with tempfile.TemporaryDirectory() as name:
+        return table(
+            f"5b. Start-up (whole process, in turns; goal: at most {STARTUP_GOAL} s)",
+            ["command", "median wall s", "min wall s", "median CPU s", "wall / goal"],
+            _startup_rows(Path(name), repeats),
+        )
+
+
 def _load_rows(folder: Path, steps: int) -> list[list[object]]:
     """A large task file loaded and validated through the public path (`Engine.validate`)."""
     task = write_task(folder, steps)
@@ -249,11 +259,7 @@ def run(
             ["command", "display s", "--json s", "ratio (wall)", "ratio (CPU)"],
             _display_rows(folder, display_sizes, repeats),
         )
-        startup = table(
-            f"5b. Start-up (whole process, in turns; goal: at most {STARTUP_GOAL} s)",
-            ["command", "median wall s", "min wall s", "median CPU s", "wall / goal"],
-            _startup_rows(folder, max(repeats, 5)),
-        )
+        startup_table = startup(max(repeats, 5))
         load = table(
             "5c. A large task file, loaded and validated (Engine.validate)",
             ["task", "seconds"],
@@ -274,4 +280,4 @@ def run(
             ["task", "CLI MiB", "API MiB", "ratio"],
             _memory_rows(folder, memory_steps),
         )
-    return "\n".join((display, startup, load, validation, replayed, memory))
+    return "\n".join((display, startup_table, load, validation, replayed, memory))
