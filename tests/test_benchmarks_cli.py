@@ -15,3 +15,5 @@ def test_the_cli_benchmark_prints_every_table():
     for number in ("5a.", "5b.", "5c.", "5d.", "5e.", "5f."):
         assert f"## {number}" in output
     assert "run 20 steps" in output and "(identical)" in output
+    assert "stepgraph validate migration.yaml" in output
+    assert "the same, no unit cache, pint with numpy and Dask" in output

@@ -11,8 +11,10 @@ from stepgraph.cli._model_options import ResponseFormat
 from stepgraph.planner._client import ResponseFormat as PlannerResponseFormat
 from tests.conftest import EXAMPLES
 
-# (pint itself imports numpy and dask.base when they are installed; not ours to skip)
 HEAVY = ("openai", "matplotlib", "distributed", "httpx")
+# What only a run needs: the journal's structlog, the planner's settings and JSON repair;
+# and what pint imports for arrays, which a task without plugins never holds.
+RUN_ONLY = ("structlog", "pydantic_settings", "json_repair", "numpy", "dask")
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -38,6 +40,7 @@ def test_validate_loads_neither_the_model_client_nor_the_pictures():
     loaded = _loaded_after(code)
     assert "pint" in loaded  # the check did run: units were compared
     assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
+    assert loaded.isdisjoint(RUN_ONLY), loaded & set(RUN_ONLY)
 
 
 def test_the_package_root_still_offers_every_name():

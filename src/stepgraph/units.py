@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import pint
 
+from stepgraph._unit_cache import build_registry
 from stepgraph.exceptions import NonRetryableError, UnitError
 
 Quantity = pint.Quantity  # for isinstance checks; build values with `quantity`
@@ -39,7 +40,7 @@ _PATCHES: list[tuple[str, str]] = [
 ]
 
 
-def _definitions() -> list[str]:
+def _definitions() -> str:
     root = importlib.resources.files("pint")
     text = (root / "default_en.txt").read_text(encoding="utf-8")
     constants = (root / "constants_en.txt").read_text(encoding="utf-8")
@@ -48,7 +49,7 @@ def _definitions() -> list[str]:
         text, count = re.subn(pattern, replacement, text, flags=re.MULTILINE)
         if count != 1:  # a pint release changed its definitions: fail loudly, not subtly
             raise RuntimeError(f"pint definitions changed; cannot apply unit patch {pattern!r}")
-    return text.splitlines()
+    return text
 
 
 _REGISTRY: pint.UnitRegistry[Any] | None = None
@@ -56,19 +57,17 @@ _REGISTRY_LOCK = threading.Lock()
 
 
 def registry() -> pint.UnitRegistry[Any]:
-    """Return the engine's unit registry (built once, about 0.2 s).
+    """Return the engine's unit registry (built once: 0.03 s from the disk cache, else 0.1 s).
 
     Built under a lock: two threads racing on first use would otherwise build two
-    registries, and pint refuses to mix units of different registries.
+    registries, and pint refuses to mix units of different registries. The disk cache
+    (`stepgraph._unit_cache`) is pint's own, in a folder of this user's.
     """
     global _REGISTRY
     if _REGISTRY is None:
         with _REGISTRY_LOCK:
             if _REGISTRY is None:
-                ureg: pint.UnitRegistry[Any] = pint.UnitRegistry(
-                    None, autoconvert_offset_to_baseunit=True
-                )
-                ureg.load_definitions(_definitions())
+                ureg = build_registry(_definitions(), autoconvert_offset_to_baseunit=True)
                 ureg.formatter.default_format = "~"
                 _REGISTRY = ureg
     return _REGISTRY

@@ -289,8 +289,12 @@ def plan(
 @handle_errors
 def validate(target: TargetArg, set_: SetOpt = None) -> None:
     """Run only the static checks of a task's plan; nothing is executed."""
-    from stepgraph.engine import Engine
-    from stepgraph.task import parse_assignments
+    from stepgraph.cli._startup import frozen_imports, import_pint_for
+
+    with frozen_imports():  # no collection while importing; what they built is frozen after
+        import_pint_for(Path(target))  # first: without numpy and Dask when no plugin runs
+        from stepgraph.engine import Engine
+        from stepgraph.task import parse_assignments
 
     graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
     edges = graph.number_of_edges()

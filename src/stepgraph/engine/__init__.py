@@ -3,30 +3,37 @@
 Replay and resume drive the same pipeline from a journal, through `Engine.run`.
 """
 
-from stepgraph.engine._approval import (
-    HOW_TO_APPROVE,
-    Approver,
-    Decision,
-    ParkingApprover,
-    PlanFile,
-    PlanView,
-    RunParked,
-    effective_policy,
-    plan_view,
-)
-from stepgraph.engine._budget import (
-    BUDGET_LABELS,
-    BudgetKeeper,
-    journal_budget,
-    journal_usage,
-    model_cost,
-)
-from stepgraph.engine._engine import Engine, check_journal_free, run
-from stepgraph.engine._given import check_given_plan
-from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
-from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
-from stepgraph.engine._resume import resume
-from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
+# The names are imported on first use (PEP 562): `stepgraph validate` needs `Engine` and
+# the static checks, not the session, the journal and the planner that a run needs.
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from stepgraph.engine._approval import (
+        HOW_TO_APPROVE,
+        Approver,
+        Decision,
+        ParkingApprover,
+        PlanFile,
+        PlanView,
+        RunParked,
+        effective_policy,
+        plan_view,
+    )
+    from stepgraph.engine._budget import (
+        BUDGET_LABELS,
+        BudgetKeeper,
+        journal_budget,
+        journal_usage,
+        model_cost,
+    )
+    from stepgraph.engine._engine import Engine, check_journal_free, run
+    from stepgraph.engine._given import check_given_plan
+    from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
+    from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
+    from stepgraph.engine._resume import resume
+    from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
 
 __all__ = [
     "BUDGET_LABELS",
@@ -60,3 +67,48 @@ __all__ = [
     "run",
     "tool_fingerprints",
 ]
+
+_MODULES = {
+    "Approver": "stepgraph.engine._approval",
+    "BUDGET_LABELS": "stepgraph.engine._budget",
+    "BudgetKeeper": "stepgraph.engine._budget",
+    "Decision": "stepgraph.engine._approval",
+    "Divergence": "stepgraph.engine._replay",
+    "Engine": "stepgraph.engine._engine",
+    "HOW_TO_APPROVE": "stepgraph.engine._approval",
+    "ParkedRun": "stepgraph.engine._park",
+    "ParkingApprover": "stepgraph.engine._approval",
+    "PlanFile": "stepgraph.engine._approval",
+    "PlanView": "stepgraph.engine._approval",
+    "ReplayReport": "stepgraph.engine._replay",
+    "RunConfig": "stepgraph.engine._session",
+    "RunOptions": "stepgraph.engine._session",
+    "RunParked": "stepgraph.engine._approval",
+    "check_decision": "stepgraph.engine._park",
+    "check_given_plan": "stepgraph.engine._given",
+    "check_journal_free": "stepgraph.engine._engine",
+    "compare": "stepgraph.engine._replay",
+    "decide": "stepgraph.engine._park",
+    "effective_policy": "stepgraph.engine._approval",
+    "journal_budget": "stepgraph.engine._budget",
+    "journal_usage": "stepgraph.engine._budget",
+    "model_cost": "stepgraph.engine._budget",
+    "parked": "stepgraph.engine._park",
+    "plan_view": "stepgraph.engine._approval",
+    "replay": "stepgraph.engine._replay",
+    "resume": "stepgraph.engine._resume",
+    "run": "stepgraph.engine._engine",
+    "tool_fingerprints": "stepgraph.engine._session",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(_MODULES[name]), name)
+    globals()[name] = value  # once: later lookups never come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

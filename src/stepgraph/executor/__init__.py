@@ -1,17 +1,24 @@
 """The executor: graph building and static validation, reference resolution, scheduling."""
 
-from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
-from stepgraph.executor._dask import DaskBackend, dask_backend
-from stepgraph.executor._heap import frozen_heap
-from stepgraph.executor._reuse import plan_diff, step_signatures
-from stepgraph.executor._scheduler import Execution, Scheduler, StepRecord, StepState, execute
-from stepgraph.executor._validate import (
-    build_graph,
-    check_plan,
-    dependencies,
-    step_problems,
-    validate_plan,
-)
+# The names are imported on first use (PEP 562): validating a plan needs none of the
+# scheduler, the journal it writes or the Dask backend.
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+    from stepgraph.executor._dask import DaskBackend, dask_backend
+    from stepgraph.executor._heap import frozen_heap
+    from stepgraph.executor._reuse import plan_diff, step_signatures
+    from stepgraph.executor._scheduler import Execution, Scheduler, StepRecord, StepState, execute
+    from stepgraph.executor._validate import (
+        build_graph,
+        check_plan,
+        dependencies,
+        step_problems,
+        validate_plan,
+    )
 
 __all__ = [
     "Backend",
@@ -33,3 +40,36 @@ __all__ = [
     "step_signatures",
     "validate_plan",
 ]
+
+_MODULES = {
+    "Backend": "stepgraph.executor._backend",
+    "DaskBackend": "stepgraph.executor._dask",
+    "Execution": "stepgraph.executor._scheduler",
+    "Scheduler": "stepgraph.executor._scheduler",
+    "StepRecord": "stepgraph.executor._scheduler",
+    "StepState": "stepgraph.executor._scheduler",
+    "ThreadBackend": "stepgraph.executor._backend",
+    "ToolCall": "stepgraph.executor._backend",
+    "build_graph": "stepgraph.executor._validate",
+    "check_plan": "stepgraph.executor._validate",
+    "dask_backend": "stepgraph.executor._dask",
+    "dependencies": "stepgraph.executor._validate",
+    "execute": "stepgraph.executor._scheduler",
+    "frozen_heap": "stepgraph.executor._heap",
+    "plan_diff": "stepgraph.executor._reuse",
+    "step_problems": "stepgraph.executor._validate",
+    "step_signatures": "stepgraph.executor._reuse",
+    "validate_plan": "stepgraph.executor._validate",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_import_module(_MODULES[name]), name)
+    globals()[name] = value  # once: later lookups never come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
