@@ -11,7 +11,8 @@ if _TYPE_CHECKING:
     from stepgraph.executor._dask import DaskBackend, dask_backend
     from stepgraph.executor._heap import frozen_heap
     from stepgraph.executor._reuse import plan_diff, step_signatures
-    from stepgraph.executor._scheduler import Execution, Scheduler, StepRecord, StepState, execute
+    from stepgraph.executor._execution import Execution, StepRecord, StepState
+    from stepgraph.executor._scheduler import Scheduler, execute
     from stepgraph.executor._validate import (
         build_graph,
         check_plan,
@@ -44,10 +45,10 @@ __all__ = [
 _MODULES = {
     "Backend": "stepgraph.executor._backend",
     "DaskBackend": "stepgraph.executor._dask",
-    "Execution": "stepgraph.executor._scheduler",
+    "Execution": "stepgraph.executor._execution",
     "Scheduler": "stepgraph.executor._scheduler",
-    "StepRecord": "stepgraph.executor._scheduler",
-    "StepState": "stepgraph.executor._scheduler",
+    "StepRecord": "stepgraph.executor._execution",
+    "StepState": "stepgraph.executor._execution",
     "ThreadBackend": "stepgraph.executor._backend",
     "ToolCall": "stepgraph.executor._backend",
     "build_graph": "stepgraph.executor._validate",
