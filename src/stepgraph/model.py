@@ -11,6 +11,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -477,4 +478,7 @@ class RunResult(BaseModel):
             data[name] = encode_value(data[name], display=True)
         for observation in data["observations"]:
             observation["value"] = encode_value(observation["value"], display=True)
-        return json.dumps(data, indent=2, default=str)
+        try:  # orjson: the standard library's indented form is pure Python (0.3 s at 10k steps)
+            return orjson.dumps(data, default=str, option=orjson.OPT_INDENT_2).decode()
+        except TypeError:  # an integer past 64 bits in a plan's arguments, say
+            return json.dumps(data, indent=2, default=str)

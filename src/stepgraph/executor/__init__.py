@@ -9,9 +9,9 @@ from typing import Any as _Any
 if _TYPE_CHECKING:
     from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
     from stepgraph.executor._dask import DaskBackend, dask_backend
+    from stepgraph.executor._execution import Execution, StepRecord, StepState
     from stepgraph.executor._heap import frozen_heap
     from stepgraph.executor._reuse import plan_diff, step_signatures
-    from stepgraph.executor._execution import Execution, StepRecord, StepState
     from stepgraph.executor._scheduler import Scheduler, execute
     from stepgraph.executor._validate import (
         build_graph,
