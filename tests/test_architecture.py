@@ -125,6 +125,7 @@ def test_only_the_shared_vocabulary_sits_at_the_top_of_the_package():
     assert top == [
         "__init__.py",
         "__main__.py",
+        "_lazy.py",
         "_unit_cache.py",
         "exceptions.py",
         "model.py",

@@ -2,9 +2,9 @@
 
 # The names are imported on first use (PEP 562): validating a plan needs none of the
 # scheduler, the journal it writes or the Dask backend.
-from importlib import import_module as _import_module
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+
+from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
     from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
@@ -64,13 +64,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    if name not in _MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_import_module(_MODULES[name]), name)
-    globals()[name] = value  # once: later lookups never come back here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_names(__name__, globals(), _MODULES)
