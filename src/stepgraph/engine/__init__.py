@@ -21,10 +21,11 @@ from stepgraph.engine._budget import (
     journal_usage,
     model_cost,
 )
+from stepgraph.engine._compare import Divergence, compare
 from stepgraph.engine._engine import Engine, check_journal_free, run
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
-from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
+from stepgraph.engine._replay import ReplayReport, replay
 from stepgraph.engine._resume import resume
 from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from stepgraph.exceptions import JournalError
 from stepgraph.journal._events import (
@@ -19,7 +22,7 @@ from stepgraph.journal._events import (
     RunStart,
     StepReused,
 )
-from stepgraph.journal._reader import Journal, read_journal
+from stepgraph.journal._reader import Journal, JournalReader, read_journal
 from stepgraph.model import StepGraph, Task
 from stepgraph.units import decode_value
 
@@ -72,6 +75,41 @@ class Recording:
                 recording.plans[plan.plan_hash()] = plan
         return recording
 
+    @classmethod
+    def read(cls, path: Path, keep: Callable[[JournalEvent], bool]) -> Recording:
+        """Read a journal in one pass, holding only what rebuilds the run.
+
+        The task and the plans are built straight from their lines' text (their events
+        keep no copy: `definition` is None, `plan` is empty); `keep` sees every other event
+        and says whether the recording holds it. A task's own plan, proposed as it is,
+        is held once.
+        """
+        builder = _Builder()
+        reader = JournalReader(
+            path, parsers={"run.start": builder.start, **dict.fromkeys(_PLAN_KINDS, builder.plan)}
+        )
+        kept: list[JournalEvent] = []
+        for event in reader:
+            if builder.made(event):
+                kept.append(event)
+            elif isinstance(event, RunStart | PlanProposed | PlanEdited):
+                kept.append(builder.fallback(event))  # a line the parsers refused: as before
+            elif keep(event):
+                kept.append(event)
+        starts = [e for e in kept if isinstance(e, RunStart)]
+        if not starts or builder.task is None:
+            raise JournalError(
+                "no run.start with the task definition: cannot rebuild the run", path=str(path)
+            )
+        start = starts[0]
+        return cls(
+            journal=Journal(path, kept, reader.problems),
+            start=start,
+            task=builder.task,
+            inputs={k: decode_value(v) for k, v in start.inputs.items()},
+            plans=builder.plans,
+        )
+
     @property
     def run_id(self) -> str:
         """The recorded run's id."""
@@ -114,6 +152,74 @@ class Recording:
             step for step in started if step not in prior.values and step not in prior.failed
         ]
         return prior, list(dict.fromkeys(in_flight))
+
+
+class _StartLine(BaseModel):
+    """A `run.start` line whose task is built from the text (the other fields: extras)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    event: Literal["run.start"]
+    definition: Task | None = None
+
+
+class _PlanLine(BaseModel):
+    """A `plan.proposed` or `plan.edited` line whose plan is built from the text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    event: Literal["plan.proposed", "plan.edited"]
+    plan: StepGraph
+
+
+_PLAN_KINDS = ("plan.proposed", "plan.edited")
+_PLAN_EVENT: TypeAdapter[PlanProposed | PlanEdited] = TypeAdapter(PlanProposed | PlanEdited)
+
+
+class _Builder:
+    """Builds the task and the plans of a run while its journal is read."""
+
+    def __init__(self) -> None:
+        self.task: Task | None = None  # the first run.start's
+        self.plans: dict[str, StepGraph] = {}  # by the hash their events recorded
+        self._made: set[int] = set()  # ids of the events built here
+
+    def start(self, raw: bytes) -> JournalEvent:
+        """The `run.start` event, without its definition; the task is kept here."""
+        line = _StartLine.model_validate_json(raw)
+        event = RunStart.model_validate({**(line.model_extra or {}), "event": line.event})
+        if self.task is None:
+            self.task = line.definition
+        self._made.add(id(event))
+        return event
+
+    def plan(self, raw: bytes) -> JournalEvent:
+        """The plan's event, with an empty `plan`; the plan is kept here."""
+        line = _PlanLine.model_validate_json(raw)
+        fields = {**(line.model_extra or {}), "event": line.event, "plan": {}}
+        event = _PLAN_EVENT.validate_python(fields)
+        self._keep(event.plan_hash, line.plan)
+        self._made.add(id(event))
+        return event
+
+    def made(self, event: JournalEvent) -> bool:
+        """Whether the event was built here (its task or plan is already kept)."""
+        return id(event) in self._made
+
+    def fallback(self, event: RunStart | PlanProposed | PlanEdited) -> JournalEvent:
+        """An event read as a dict: its task or plan is built from that, as `from_journal` does."""
+        if isinstance(event, RunStart):
+            if self.task is None and event.definition is not None:
+                self.task = Task.model_validate(event.definition)
+            event.definition = None
+        else:
+            self._keep(event.plan_hash, StepGraph.model_validate(event.plan))
+            event.plan = {}
+        return event
+
+    def _keep(self, plan_hash: str, plan: StepGraph) -> None:
+        own = self.task.plan if self.task is not None else None
+        self.plans[plan_hash] = own if own is not None and plan == own else plan
 
 
 def _settle(prior: Prior, started: list[str], event: JournalEvent) -> None:
