@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -79,27 +79,54 @@ class RecordedOutcome:
 _KEPT = (RunResume, RunEnd, PlanApproved, PlanRepair, LLMResponse)
 
 
-def load_for_replay(path: Path) -> tuple[Recording, dict[str, list[RecordedOutcome]]]:
-    """The recording and each step's outcomes, last first, read in one pass over the journal.
+class RecordedOutcomes:
+    """Each step's recorded outcomes, taken attempt by attempt.
+
+    A step that ran once (nearly all) holds its outcome alone; a retried one, a list used
+    as a stack. A list per step would be a third of what a replay holds per step.
+    """
+
+    def __init__(self) -> None:
+        self._steps: dict[str, RecordedOutcome | list[RecordedOutcome]] = {}
+
+    def add(self, step: str, outcome: RecordedOutcome) -> None:
+        """The step's next attempt, in the record's order."""
+        have = self._steps.get(step)
+        if have is None:
+            self._steps[step] = outcome
+        elif isinstance(have, list):
+            have.insert(0, outcome)  # next attempt last
+        else:
+            self._steps[step] = [outcome, have]
+
+    def next(self, step: str) -> RecordedOutcome | None:
+        """The outcome of the step's next attempt; None when the record has no more."""
+        have = self._steps.get(step)
+        if isinstance(have, list):
+            return have.pop() if have else None
+        if have is not None:
+            del self._steps[step]
+        return have
+
+
+def load_for_replay(path: Path) -> tuple[Recording, RecordedOutcomes]:
+    """The recording and each step's outcomes, read in one pass over the journal.
 
     The journal is streamed: a large one is never held as a list of events, and the
-    task and plans are built from their lines' text. Outcomes are lists used as stacks
-    (a deque per step costs 600 bytes, a short list 70).
+    task and plans are built from their lines' text.
     """
-    recorded: dict[str, list[RecordedOutcome]] = defaultdict(list)
+    recorded = RecordedOutcomes()
 
     def keep(event: JournalEvent) -> bool:
         if isinstance(event, ObservationEvent):
             if event.step:
-                outcome = RecordedOutcome(event.ok, event.value, event.error, event.final)
-                recorded[event.step].append(outcome)
+                recorded.add(
+                    event.step, RecordedOutcome(event.ok, event.value, event.error, event.final)
+                )
             return False
         return isinstance(event, _KEPT)
 
-    recording = Recording.read(path, keep)
-    for outcomes in recorded.values():
-        outcomes.reverse()
-    return recording, dict(recorded)
+    return Recording.read(path, keep), recorded
 
 
 class ReplayBackend:
@@ -107,7 +134,7 @@ class ReplayBackend:
 
     def __init__(
         self,
-        recorded: dict[str, list[RecordedOutcome]],
+        recorded: RecordedOutcomes,
         live_steps: set[str] | None = None,
         *,
         live: bool = False,
@@ -122,11 +149,11 @@ class ReplayBackend:
         if self._threads is not None and (self._all_live or call.step.id in self._live_steps):
             return self._threads.submit(call)
         future: Future[Any] = Future()
-        queue = self._recorded.get(call.step.id)  # next attempt last
-        if not queue:
+        recorded = self._recorded.next(call.step.id)
+        if recorded is None:
             message = f"no recorded observation for step '{call.step.id}' attempt {call.attempt}"
             future.set_exception(NonRetryableError(message))
-        elif (recorded := queue.pop()).ok:
+        elif recorded.ok:
             future.set_result(decode_value(recorded.value))
         elif recorded.final:
             future.set_exception(NonRetryableError(recorded.error or ""))
@@ -239,7 +266,7 @@ def _tool_changes(recording: Recording, prepared: PreparedTask) -> list[Divergen
 class _Backends:
     """Makes the replay's backends; the outcomes go with it when the run is over."""
 
-    recorded: dict[str, list[RecordedOutcome]]
+    recorded: RecordedOutcomes
     live_steps: set[str] | None
     live: bool
 

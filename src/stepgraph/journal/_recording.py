@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from stepgraph.exceptions import JournalError
 from stepgraph.journal._events import (
@@ -23,7 +23,7 @@ from stepgraph.journal._events import (
     StepReused,
 )
 from stepgraph.journal._reader import Journal, JournalReader, read_journal
-from stepgraph.model import StepGraph, Task
+from stepgraph.model import Step, StepGraph, Task
 from stepgraph.units import decode_value
 
 
@@ -93,7 +93,7 @@ class Recording:
             if builder.made(event):
                 kept.append(event)
             elif isinstance(event, RunStart | PlanProposed | PlanEdited):
-                kept.append(builder.fallback(event))  # a line the parsers refused: as before
+                kept.append(builder.fallback(event, path))  # a line the parsers refused: as before
             elif keep(event):
                 kept.append(event)
         starts = [e for e in kept if isinstance(e, RunStart)]
@@ -188,8 +188,10 @@ class _Builder:
         """The `run.start` event, without its definition; the task is kept here."""
         line = _StartLine.model_validate_json(raw)
         event = RunStart.model_validate({**(line.model_extra or {}), "event": line.event})
-        if self.task is None:
+        if self.task is None and line.definition is not None:
             self.task = line.definition
+            if self.task.plan is not None:
+                _unmark_defaults(self.task.plan)
         self._made.add(id(event))
         return event
 
@@ -198,7 +200,7 @@ class _Builder:
         line = _PlanLine.model_validate_json(raw)
         fields = {**(line.model_extra or {}), "event": line.event, "plan": {}}
         event = _PLAN_EVENT.validate_python(fields)
-        self._keep(event.plan_hash, line.plan)
+        self._keep(event.plan_hash, _unmark_defaults(line.plan))
         self._made.add(id(event))
         return event
 
@@ -206,20 +208,55 @@ class _Builder:
         """Whether the event was built here (its task or plan is already kept)."""
         return id(event) in self._made
 
-    def fallback(self, event: RunStart | PlanProposed | PlanEdited) -> JournalEvent:
-        """An event read as a dict: its task or plan is built from that, as `from_journal` does."""
-        if isinstance(event, RunStart):
-            if self.task is None and event.definition is not None:
-                self.task = Task.model_validate(event.definition)
-            event.definition = None
-        else:
-            self._keep(event.plan_hash, StepGraph.model_validate(event.plan))
-            event.plan = {}
+    def fallback(self, event: RunStart | PlanProposed | PlanEdited, path: Path) -> JournalEvent:
+        """An event its parser refused, read as a dict: its task or plan is built from that.
+
+        A definition or a plan that is no valid task or plan (a journal edited by hand, or
+        written by a stepgraph whose models differ) is a `JournalError` naming the event.
+        """
+        try:
+            if isinstance(event, RunStart):
+                if self.task is None and event.definition is not None:
+                    self.task = Task.model_validate(event.definition)
+                event.definition = None
+            else:
+                self._keep(event.plan_hash, StepGraph.model_validate(event.plan))
+                event.plan = {}
+        except ValidationError as e:
+            what = "task definition" if isinstance(event, RunStart) else "plan"
+            first = e.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "(top)"
+            raise JournalError(
+                f"the {what} of {event.event} (seq {event.seq}) cannot be rebuilt: "
+                f"{e.error_count()} errors, first at {where}: {first['msg']}",
+                path=str(path),
+            ) from e
         return event
 
     def _keep(self, plan_hash: str, plan: StepGraph) -> None:
         own = self.task.plan if self.task is not None else None
         self.plans[plan_hash] = own if own is not None and plan == own else plan
+
+
+_STEP_DEFAULTS = {
+    name: info.get_default(call_default_factory=True) for name, info in Step.model_fields.items()
+}
+
+
+def _unmark_defaults(plan: StepGraph) -> StepGraph:
+    """Mark as set only the fields of each step that differ from their defaults.
+
+    The journal writes every field, so a step read back from it has all eight in
+    `model_fields_set`: a set of eight names is 728 bytes, half of what the step costs.
+    The steps' values do not change, nor their dump or the plan's hash; nothing reads
+    which fields of a step were given.
+    """
+    for step in plan.steps:
+        given = {
+            name for name in step.model_fields_set if getattr(step, name) != _STEP_DEFAULTS[name]
+        }
+        object.__setattr__(step, "__pydantic_fields_set__", given)
+    return plan
 
 
 def _settle(prior: Prior, started: list[str], event: JournalEvent) -> None:
