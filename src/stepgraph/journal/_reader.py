@@ -93,8 +93,7 @@ class JournalReader:
         number = 0  # not enumerate(): its reused tuple would keep the last line alive
         for raw in file:
             number += 1
-            line = raw.decode("utf-8", errors="replace")
-            if not line.strip():
+            if _blank(raw):
                 continue
             if unreadable is not None:
                 self.problems.append(
@@ -105,8 +104,8 @@ class JournalReader:
                 self._seen = True  # an event, just not one asked for: not even parsed
                 continue
             event = self._built(raw) if self._parsers else None
-            parsed = self._parse(line, number) if event is None else event
-            del raw, line  # not held while the caller uses the event: a plan's line is large
+            parsed = self._parse(raw, number) if event is None else event
+            del raw  # not held while the caller uses the event: a plan's line is large
             if isinstance(parsed, str):
                 unreadable = (number, parsed)
             elif parsed is not None:
@@ -117,10 +116,10 @@ class JournalReader:
                 f"line {unreadable[0]}: truncated last line ({unreadable[1]}); skipped"
             )
 
-    def _parse(self, line: str, number: int) -> JournalEvent | str | None:
+    def _parse(self, raw: bytes, number: int) -> JournalEvent | str | None:
         """The line's event; or why it is not JSON; or None (skipped, or a problem noted)."""
         try:
-            data = json.loads(line)
+            data = json.loads(raw.decode("utf-8", errors="replace"))
             if self._kinds is not None and _skipped(data, self._kinds):
                 self._check_run(data.get("run_id"), number)
                 return None
@@ -172,6 +171,12 @@ class JournalReader:
 # Every `"event": "<kind>"` in a line: the event's own kind is among them, wherever the
 # writer put the key, so a line none of whose matches is wanted cannot be wanted.
 _EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
+
+
+def _blank(raw: bytes) -> bool:
+    """Whitespace only; decoded only if what is left starts with a byte that is not ASCII."""
+    left = raw.strip()
+    return not left or (left[0] >= 0x80 and not raw.decode("utf-8", errors="replace").strip())
 
 
 def _other_kinds(raw: bytes, kinds: frozenset[str]) -> bool:
