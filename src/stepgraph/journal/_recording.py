@@ -22,7 +22,7 @@ from stepgraph.journal._events import (
     RunStart,
     StepReused,
 )
-from stepgraph.journal._reader import Journal, JournalReader, read_journal
+from stepgraph.journal._reader import Journal, JournalReader
 from stepgraph.model import Step, StepGraph, Task
 from stepgraph.units import decode_value
 
@@ -50,12 +50,12 @@ class Recording:
 
     @classmethod
     def load(cls, path: Path) -> Recording:
-        """Read a journal that begins with a complete `run.start`."""
-        return cls.from_journal(read_journal(path))
+        """Read a journal that begins with a complete `run.start`: every event, as `read`."""
+        return cls.read(path, keep=lambda _: True)
 
     @classmethod
     def from_journal(cls, journal: Journal) -> Recording:
-        """The recording of events already read (a replay keeps only the ones it needs)."""
+        """The recording of events already read whole."""
         path = journal.path
         starts = [e for e in journal.events if isinstance(e, RunStart)]
         if not starts or starts[0].definition is None:
