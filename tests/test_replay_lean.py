@@ -7,14 +7,16 @@ import json
 
 import pytest
 
-from stepgraph import Engine, RunStatus, StepGraph, Task, tool
+from stepgraph import Engine, Planner, RunStatus, StepGraph, Task, tool
 from stepgraph.engine import compare, replay
 from stepgraph.engine._compare import compare_files
 from stepgraph.engine._replay import load_for_replay
 from stepgraph.exceptions import JournalError
 from stepgraph.executor import _scheduler
 from stepgraph.journal import Journal, ObservationEvent, Recording, read_journal
+from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES, make_task
+from tests.planner.conftest import migration_plan
 
 
 @pytest.fixture(autouse=True)
@@ -97,12 +99,17 @@ def test_a_definition_that_is_no_valid_task_is_a_clear_journal_error(tmp_path):
 
 
 def test_a_proposed_plan_that_is_no_valid_plan_is_a_clear_journal_error(tmp_path):
+    """The planner's plan, spoilt in the record: the error names the event."""
     journal = tmp_path / "j.jsonl"
-    Engine().run(EXAMPLES / "migration.yaml", journal=journal)
+    model = ScriptedLLM([migration_plan("ceil", answer="${nights}")])
+    task = Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
+    Engine(planner=Planner(model)).run(task, journal=journal)
     lines = _lines(journal)
-    lines[1]["plan"]["steps"] = "none"
+    proposed = next(line for line in lines if line["event"] == "plan.proposed")
+    proposed["plan"]["steps"] = "none"
     _write(journal, lines)
-    with pytest.raises(JournalError, match="the plan of plan.proposed \\(seq 2\\)"):
+    where = f"the plan of plan.proposed \\(seq {proposed['seq']}\\)"
+    with pytest.raises(JournalError, match=where):
         replay(journal)
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 
 from stepgraph.exceptions import JournalError
 from stepgraph.journal._events import (
@@ -22,7 +23,7 @@ from stepgraph.journal._events import (
     RunStart,
     StepReused,
 )
-from stepgraph.journal._reader import Journal, JournalReader
+from stepgraph.journal._reader import Journal, JournalReader, LineParser
 from stepgraph.model import Step, StepGraph, Task
 from stepgraph.units import decode_value
 
@@ -85,9 +86,7 @@ class Recording:
         is held once.
         """
         builder = _Builder()
-        reader = JournalReader(
-            path, parsers={"run.start": builder.start, **dict.fromkeys(_PLAN_KINDS, builder.plan)}
-        )
+        reader = JournalReader(path, parsers=builder.parsers())
         kept: list[JournalEvent] = []
         for event in reader:
             if builder.made(event):
@@ -172,8 +171,16 @@ class _PlanLine(BaseModel):
     plan: StepGraph
 
 
-_PLAN_KINDS = ("plan.proposed", "plan.edited")
+def _without_plan(kind: type[PlanProposed | PlanEdited]) -> type[BaseModel]:
+    """A model of the kind's lines that reads every field but the plan (not even into dicts)."""
+    fields: dict[str, Any] = {
+        name: (info.annotation, info) for name, info in kind.model_fields.items() if name != "plan"
+    }
+    return create_model(f"_{kind.__name__}Head", __config__=ConfigDict(extra="ignore"), **fields)
+
+
 _PLAN_EVENT: TypeAdapter[PlanProposed | PlanEdited] = TypeAdapter(PlanProposed | PlanEdited)
+_HEADS = {"plan.proposed": _without_plan(PlanProposed), "plan.edited": _without_plan(PlanEdited)}
 
 
 class _Builder:
@@ -195,12 +202,28 @@ class _Builder:
         self._made.add(id(event))
         return event
 
-    def plan(self, raw: bytes) -> JournalEvent:
-        """The plan's event, with an empty `plan`; the plan is kept here."""
-        line = _PlanLine.model_validate_json(raw)
-        fields = {**(line.model_extra or {}), "event": line.event, "plan": {}}
-        event = _PLAN_EVENT.validate_python(fields)
-        self._keep(event.plan_hash, _unmark_defaults(line.plan))
+    def parsers(self) -> dict[str, LineParser]:
+        """The reader's parsers for the lines this builder builds from their text."""
+        return {
+            "run.start": self.start,
+            **{kind: partial(self.plan, head) for kind, head in _HEADS.items()},
+        }
+
+    def plan(self, head_model: type[BaseModel], raw: bytes) -> JournalEvent:
+        """The plan's event, with an empty `plan`; the plan is kept here.
+
+        A proposal of the task's own plan (source "task") is by construction the plan of
+        the run's definition (`RunSession` dumps the one task for both), built with the
+        task: the line's copy is not built again. (A record edited so that the two differ
+        still replays the definition's; the proposal's recorded hash then differs.)
+        """
+        head = head_model.model_validate_json(raw).model_dump()
+        event = _PLAN_EVENT.validate_python({**head, "plan": {}})
+        own = self.task.plan if self.task is not None else None
+        if own is not None and isinstance(event, PlanProposed) and event.source == "task":
+            self.plans[event.plan_hash] = own
+        else:
+            self.plans[event.plan_hash] = _unmark_defaults(_PlanLine.model_validate_json(raw).plan)
         self._made.add(id(event))
         return event
 
