@@ -251,7 +251,7 @@ class _Builder:
             where = ".".join(map(str, first["loc"])) or "(top)"
             raise JournalError(
                 f"the {what} of {event.event} (seq {event.seq}) cannot be rebuilt: "
-                f"{e.error_count()} errors, first at {where}: {first['msg']}",
+                f"{_errors(e.error_count())}, first at {where}: {first['msg']}",
                 path=str(path),
             ) from e
         return event
@@ -280,6 +280,10 @@ def _unmark_defaults(plan: StepGraph) -> StepGraph:
         }
         object.__setattr__(step, "__pydantic_fields_set__", given)
     return plan
+
+
+def _errors(count: int) -> str:
+    return f"{count} error" if count == 1 else f"{count} errors"
 
 
 def _settle(prior: Prior, started: list[str], event: JournalEvent) -> None:
