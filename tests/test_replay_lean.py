@@ -189,3 +189,18 @@ def test_a_replay_of_a_plan_with_a_thousand_steps_is_compared_line_by_line(tmp_p
     found = compare_files(journal, forged)
     assert found == compare(read_journal(journal), read_journal(forged))
     assert [(d.event, d.step) for d in found] == [("observation", "s499")]
+
+
+def test_a_line_the_text_parsers_refuse_is_read_as_before(tmp_path):
+    """A byte that is not UTF-8 in the definition: read with a replacement, as every line is."""
+    journal = tmp_path / "j.jsonl"
+    Engine().run(EXAMPLES / "migration.yaml", journal=journal)
+    first, rest = journal.read_bytes().split(b"\n", 1)
+    assert first.count(b'"goal":"') == 3  # the event's, the definition's, its plan's
+    spoilt = first.replace(b'"goal":"', b'"goal":"\xff', 2)  # the plan stays as it ran
+    journal.write_bytes(spoilt + b"\n" + rest)
+    recording = Recording.load(journal)
+    assert recording.task.goal.startswith("\ufffd")
+    assert recording.start.goal.startswith("\ufffd")
+    assert recording.task.plan is not None and recording.start.definition is None
+    assert replay(journal).identical

@@ -241,9 +241,12 @@ class _Builder:
             if isinstance(event, RunStart):
                 if self.task is None and event.definition is not None:
                     self.task = Task.model_validate(event.definition)
+                    if self.task.plan is not None:
+                        _unmark_defaults(self.task.plan)
                 event.definition = None
             else:
-                self._keep(event.plan_hash, StepGraph.model_validate(event.plan))
+                plan = _unmark_defaults(StepGraph.model_validate(event.plan))
+                self._keep(event.plan_hash, plan)
                 event.plan = {}
         except ValidationError as e:
             what = "task definition" if isinstance(event, RunStart) else "plan"
