@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             lambda: serve.run(journals=100, repeats=2),
             lambda: mcp_calls.run(steps=100, repeats=1),
             lambda: streaming.run(rate=400, latency=0.1),
-            lambda: cli.run((200,), 1, 2_000, (500, 2_000), replay_steps=200, memory_steps=200),
+            lambda: cli.run((200,), 1, 2_000, (500, 2_000), replay_sizes=(200,), memory_steps=200),
         ]
     else:
         sections = [

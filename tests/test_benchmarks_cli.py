@@ -9,7 +9,7 @@ def test_the_cli_benchmark_prints_every_table():
         repeats=1,
         load_steps=50,
         validate_sizes=(50,),
-        replay_steps=20,
+        replay_sizes=(20,),
         memory_steps=20,
     )
     for number in ("5a.", "5b.", "5c.", "5d.", "5e.", "5f."):

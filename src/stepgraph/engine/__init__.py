@@ -28,10 +28,11 @@ if _TYPE_CHECKING:
         journal_usage,
         model_cost,
     )
+    from stepgraph.engine._compare import Divergence, compare
     from stepgraph.engine._engine import Engine, check_journal_free, run
     from stepgraph.engine._given import check_given_plan
     from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
-    from stepgraph.engine._replay import Divergence, ReplayReport, compare, replay
+    from stepgraph.engine._replay import ReplayReport, replay
     from stepgraph.engine._resume import resume
     from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
 
@@ -73,7 +74,7 @@ _MODULES = {
     "BUDGET_LABELS": "stepgraph.engine._budget",
     "BudgetKeeper": "stepgraph.engine._budget",
     "Decision": "stepgraph.engine._approval",
-    "Divergence": "stepgraph.engine._replay",
+    "Divergence": "stepgraph.engine._compare",
     "Engine": "stepgraph.engine._engine",
     "HOW_TO_APPROVE": "stepgraph.engine._approval",
     "ParkedRun": "stepgraph.engine._park",
@@ -87,7 +88,7 @@ _MODULES = {
     "check_decision": "stepgraph.engine._park",
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",
-    "compare": "stepgraph.engine._replay",
+    "compare": "stepgraph.engine._compare",
     "decide": "stepgraph.engine._park",
     "effective_policy": "stepgraph.engine._approval",
     "journal_budget": "stepgraph.engine._budget",

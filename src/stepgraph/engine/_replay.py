@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
-from collections import defaultdict, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.engine._budget import recorded_limits
+from stepgraph.engine._compare import Divergence, compare_files
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import (
@@ -25,56 +27,20 @@ from stepgraph.exceptions import (
 )
 from stepgraph.executor import ThreadBackend, ToolCall, build_graph
 from stepgraph.journal import (
-    Journal,
     JournalEvent,
-    JournalReader,
     LLMResponse,
     ObservationEvent,
     PlanApproved,
-    PlanEdited,
-    PlanProposed,
     PlanRepair,
     Recording,
     RunEnd,
     RunResume,
-    RunStart,
 )
 from stepgraph.model import ApprovalPolicy, Budget, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool, recorded_tools
 from stepgraph.units import decode_value
-
-# What must be equal, per event kind, for a replay to count as identical. Times,
-# durations and approvals (who, when) are left out on purpose.
-COMPARED: dict[str, tuple[str, ...]] = {
-    "llm.request": ("purpose", "messages"),
-    "llm.response": ("purpose", "text"),
-    "plan.proposed": ("plan_hash",),
-    "plan.invalid": ("problems",),
-    "plan.repair": ("plan_hash", "diff"),
-    "action": ("tool", "args", "attempt"),
-    "observation": ("ok", "value", "error", "attempt", "final"),
-    "step.reused": ("value",),
-    "step.skipped": ("reason",),
-    "check": ("kind", "passed", "description"),
-    "answer": ("text",),
-    "run.end": ("status",),
-}
-
-
-@dataclass
-class Divergence:
-    """Where a replay first differs from the record."""
-
-    event: str
-    step: str | None
-    recorded: Any
-    produced: Any
-
-    def __str__(self) -> str:
-        where = f"step '{self.step}'" if self.step else "the run"
-        return f"{self.event} of {where}: recorded {self.recorded!r}, produced {self.produced!r}"
 
 
 @dataclass
@@ -108,51 +74,59 @@ class RecordedOutcome:
     final: bool
 
 
-# The events a replay keeps whole (to rebuild the task, the plans and the model's
-# answers); observations are kept as `RecordedOutcome`s, everything else is dropped.
-_KEPT = (
-    RunStart,
-    RunResume,
-    RunEnd,
-    PlanProposed,
-    PlanEdited,
-    PlanApproved,
-    PlanRepair,
-    LLMResponse,
-)
+# The events a replay keeps besides the task and the plans (built as they are read): the
+# model's answers, approvals, resumes, the end; observations are kept as `RecordedOutcome`s.
+_KEPT = (RunResume, RunEnd, PlanApproved, PlanRepair, LLMResponse)
 
 
-def load_for_replay(path: Path) -> tuple[Recording, dict[str, list[RecordedOutcome]]]:
-    """The recording and each step's outcomes, last first, read in one pass over the journal.
+class RecordedOutcomes:
+    """Each step's recorded outcomes, taken attempt by attempt.
 
-    The journal is streamed: a large one is never held as a list of events. Outcomes
-    are lists used as stacks (a deque per step costs 600 bytes, a short list 70).
+    A step that ran once (nearly all) holds its outcome alone; a retried one, a list used
+    as a stack. A list per step would be a third of what a replay holds per step.
     """
-    reader = JournalReader(path)
-    kept: list[JournalEvent] = []
-    recorded: dict[str, list[RecordedOutcome]] = defaultdict(list)
-    for event in reader:
+
+    def __init__(self) -> None:
+        self._steps: dict[str, RecordedOutcome | list[RecordedOutcome]] = {}
+
+    def add(self, step: str, outcome: RecordedOutcome) -> None:
+        """The step's next attempt, in the record's order."""
+        have = self._steps.get(step)
+        if have is None:
+            self._steps[step] = outcome
+        elif isinstance(have, list):
+            have.insert(0, outcome)  # next attempt last
+        else:
+            self._steps[step] = [outcome, have]
+
+    def next(self, step: str) -> RecordedOutcome | None:
+        """The outcome of the step's next attempt; None when the record has no more."""
+        have = self._steps.get(step)
+        if isinstance(have, list):
+            return have.pop() if have else None
+        if have is not None:
+            del self._steps[step]
+        return have
+
+
+def load_for_replay(path: Path) -> tuple[Recording, RecordedOutcomes]:
+    """The recording and each step's outcomes, read in one pass over the journal.
+
+    The journal is streamed: a large one is never held as a list of events, and the
+    task and plans are built from their lines' text.
+    """
+    recorded = RecordedOutcomes()
+
+    def keep(event: JournalEvent) -> bool:
         if isinstance(event, ObservationEvent):
             if event.step:
-                outcome = RecordedOutcome(event.ok, event.value, event.error, event.final)
-                recorded[event.step].append(outcome)
-        elif isinstance(event, _KEPT):
-            kept.append(event)
-    recording = Recording.from_journal(Journal(path, kept, reader.problems))
-    # The task and the plans are built: the JSON they came from (each plan twice, in the
-    # task definition and in its proposal) is not read again, so it is let go.
-    for event in kept:
-        if isinstance(event, PlanProposed | PlanEdited):
-            event.plan = {}
-    recording.start.definition = None
-    if recording.task.plan is not None:  # the task's own plan is usually the one proposed
-        own = recording.task.plan
-        recording.plans = {
-            key: own if plan == own else plan for key, plan in recording.plans.items()
-        }
-    for outcomes in recorded.values():
-        outcomes.reverse()
-    return recording, dict(recorded)
+                recorded.add(
+                    event.step, RecordedOutcome(event.ok, event.value, event.error, event.final)
+                )
+            return False
+        return isinstance(event, _KEPT)
+
+    return Recording.read(path, keep), recorded
 
 
 class ReplayBackend:
@@ -160,7 +134,7 @@ class ReplayBackend:
 
     def __init__(
         self,
-        recorded: dict[str, list[RecordedOutcome]],
+        recorded: RecordedOutcomes,
         live_steps: set[str] | None = None,
         *,
         live: bool = False,
@@ -175,11 +149,11 @@ class ReplayBackend:
         if self._threads is not None and (self._all_live or call.step.id in self._live_steps):
             return self._threads.submit(call)
         future: Future[Any] = Future()
-        queue = self._recorded.get(call.step.id)  # next attempt last
-        if not queue:
+        recorded = self._recorded.next(call.step.id)
+        if recorded is None:
             message = f"no recorded observation for step '{call.step.id}' attempt {call.attempt}"
             future.set_exception(NonRetryableError(message))
-        elif (recorded := queue.pop()).ok:
+        elif recorded.ok:
             future.set_result(decode_value(recorded.value))
         elif recorded.final:
             future.set_exception(NonRetryableError(recorded.error or ""))
@@ -250,48 +224,15 @@ def replay(
     recording, recorded = load_for_replay(path)
     live_steps = _fork_steps(recording, from_step) if from_step else None
     out_path.unlink(missing_ok=True)
-    texts = recording.llm_texts()
-    # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
-    offline = not live and from_step is None
-    mcp_tools = recording.start.mcp_tools
-    engine = Engine(
-        tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
-        mcp_servers=[] if offline else _recorded_servers(mcp_tools),
-        planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
-        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-        cross_check=bool(recording.start.config.get("cross_check", False)),
-        stream=bool(recording.start.config.get("stream", False)),
-        backend=lambda: ReplayBackend(recorded, live_steps, live=live),
-    )
     report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)
-    try:
-        task = recording.task.model_copy(update={"mcp_servers": []})  # the record names them
-        loaded = engine.prepare(task, base_dir=recording.base_dir)
-    except StepgraphError as e:
-        report.error = f"cannot rebuild the task: {e}"
+    backend = _Backends(recorded, live_steps, live)
+    if not _run_again(report, recording, backend, tools, from_step=from_step, live=live):
         return report
-    # Only the recorded call limits apply (below): a clock or a price would not replay.
-    task = loaded.task.model_copy(update={"budget": None})
-    prepared = dataclasses.replace(loaded, task=task, inputs=recording.inputs)
-    report.divergences += _tool_changes(recording, prepared)
-    link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
-    # The recorded call limits stop the replay where they stopped the run.
-    limits = recorded_limits(recording.journal.events)
-    options = RunOptions(
-        policy=ApprovalPolicy.AUTO,
-        start_fields={"parent" if from_step else "replay_of": link},
-        budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
-    )
-    options.run_id = None if from_step else recording.run_id  # a fork is a new run
-    try:
-        report.result = engine.run(prepared, journal=out_path, options=options)
-    except BudgetExceededError as e:  # the recorded run stopped there too: no error then
-        if recording.end_status != "budget_exceeded":
-            report.error = str(e)
-    except StepgraphError as e:
-        report.error = str(e)
-    # Both journals are read again, line by line: cheaper than holding the record's events.
-    del recording, loaded, prepared
+    # What the run built is garbage now, much of it in reference cycles that only a full
+    # collection frees (the run kept the collector off its heap): freed before the two
+    # journals are read again, line by line.
+    del recording, recorded, backend
+    gc.collect()
     report.divergences += compare_files(path, out_path)
     return report
 
@@ -321,43 +262,66 @@ def _tool_changes(recording: Recording, prepared: PreparedTask) -> list[Divergen
     ]
 
 
-def _payload(event: JournalEvent) -> dict[str, Any]:
-    return {key: getattr(event, key, None) for key in COMPARED[event.event]}
+@dataclass
+class _Backends:
+    """Makes the replay's backends; the outcomes go with it when the run is over."""
+
+    recorded: RecordedOutcomes
+    live_steps: set[str] | None
+    live: bool
+
+    def __call__(self) -> ReplayBackend:
+        return ReplayBackend(self.recorded, self.live_steps, live=self.live)
 
 
-def compare(recorded: Journal, produced: Journal) -> list[Divergence]:
-    """Every difference between two runs, in the recorded order, step by step.
-
-    Events are matched per (kind, step) rather than globally, because steps that run
-    at the same time may finish in another order without the run being different.
-    """
-    return _compare(recorded.events, produced.events)
-
-
-def compare_files(recorded: Path, produced: Path) -> list[Divergence]:
-    """`compare` of two journal files, each read line by line.
-
-    Only the compared fields of the produced run are held, never two lists of events.
-    """
-    return _compare(JournalReader(recorded, COMPARED), JournalReader(produced, COMPARED))
-
-
-def _compare(
-    recorded: Iterable[JournalEvent], produced: Iterable[JournalEvent]
-) -> list[Divergence]:
-    # Lists, not deques: a key holds one or two payloads, and a deque costs 600 bytes.
-    queues: dict[tuple[str, str | None], list[dict[str, Any]]] = defaultdict(list)
-    for event in produced:
-        if event.event in COMPARED:
-            queues[(event.event, event.step)].append(_payload(event))
-    divergences = []
-    for event in recorded:
-        if event.event not in COMPARED:
-            continue
-        queue = queues.get((event.event, event.step))
-        produced_payload = queue.pop(0) if queue else None
-        if (payload := _payload(event)) != produced_payload:
-            divergences.append(Divergence(event.event, event.step, payload, produced_payload))
-    for (kind, step), rest in queues.items():
-        divergences += [Divergence(kind, step, None, payload) for payload in rest]
-    return divergences
+def _run_again(
+    report: ReplayReport,
+    recording: Recording,
+    backend: _Backends,
+    tools: Iterable[Tool | Callable[..., Any]],
+    *,
+    from_step: str | None,
+    live: bool,
+) -> bool:
+    """Run the recorded task again into `report`; False if the task cannot be rebuilt."""
+    texts = recording.llm_texts()
+    # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
+    offline = not live and from_step is None
+    mcp_tools = recording.start.mcp_tools
+    engine = Engine(
+        tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
+        mcp_servers=[] if offline else _recorded_servers(mcp_tools),
+        planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
+        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
+        cross_check=bool(recording.start.config.get("cross_check", False)),
+        stream=bool(recording.start.config.get("stream", False)),
+        backend=backend,
+    )
+    try:
+        task = recording.task.model_copy(update={"mcp_servers": []})  # the record names them
+        loaded = engine.prepare(task, base_dir=recording.base_dir)
+    except StepgraphError as e:
+        report.error = f"cannot rebuild the task: {e}"
+        return False
+    # Only the recorded call limits apply (below): a clock or a price would not replay.
+    task = loaded.task.model_copy(update={"budget": None})
+    prepared = dataclasses.replace(loaded, task=task, inputs=recording.inputs)
+    report.divergences += _tool_changes(recording, prepared)
+    path = recording.journal.path
+    link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
+    # The recorded call limits stop the replay where they stopped the run.
+    limits = recorded_limits(recording.journal.events)
+    options = RunOptions(
+        policy=ApprovalPolicy.AUTO,
+        start_fields={"parent" if from_step else "replay_of": link},
+        budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
+    )
+    options.run_id = None if from_step else recording.run_id  # a fork is a new run
+    try:
+        report.result = engine.run(prepared, journal=report.journal, options=options)
+    except BudgetExceededError as e:  # the recorded run stopped there too: no error then
+        if recording.end_status != "budget_exceeded":
+            report.error = str(e)
+    except StepgraphError as e:
+        report.error = str(e)
+    return True

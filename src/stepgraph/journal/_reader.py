@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -16,6 +16,10 @@ from stepgraph.journal._events import AnyEvent, JournalEvent, RunStart
 from stepgraph.journal._writer import JOURNAL_VERSION
 
 _ADAPTER: TypeAdapter[JournalEvent] = TypeAdapter(AnyEvent)
+
+# Builds one event straight from its line's JSON text (pydantic reads the bytes), for the
+# largest lines: a task definition or a plan parsed into dicts first is 5-10x its text.
+LineParser = Callable[[bytes], JournalEvent]
 
 
 @dataclass
@@ -56,13 +60,21 @@ class JournalReader:
     the lines are read.
     """
 
-    def __init__(self, path: Path, kinds: Collection[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        kinds: Collection[str] | None = None,
+        parsers: Mapping[str, LineParser] | None = None,
+    ) -> None:
         # `kinds`: yield only events of these kinds. A line that names only other kinds is
         # not even parsed (a plan or a task definition is the largest line there is); so
         # such lines are not checked to belong to the run: read the journal whole first.
+        # `parsers`: a line of one of these kinds is built by its parser from the bytes;
+        # if the parser refuses it, the line is read as any other (and reported if bad).
         self.path = path
         self.problems: list[str] = []
         self._kinds = None if kinds is None else frozenset(kinds)
+        self._parsers = dict(parsers or {})
         self._run_id: str | None = None
         self._seen = False
 
@@ -78,9 +90,10 @@ class JournalReader:
 
     def _events(self, file: BinaryIO) -> Iterator[JournalEvent]:
         unreadable: tuple[int, str] | None = None  # truncated if no line follows it
-        for number, raw in enumerate(file, start=1):
-            line = raw.decode("utf-8", errors="replace")
-            if not line.strip():
+        number = 0  # not enumerate(): its reused tuple would keep the last line alive
+        for raw in file:
+            number += 1
+            if _blank(raw):
                 continue
             if unreadable is not None:
                 self.problems.append(
@@ -90,29 +103,49 @@ class JournalReader:
             if self._kinds is not None and _other_kinds(raw, self._kinds):
                 self._seen = True  # an event, just not one asked for: not even parsed
                 continue
-            try:
-                data = json.loads(line)
-                if self._kinds is not None and _skipped(data, self._kinds):
-                    self._check_run(data.get("run_id"), number)
-                    continue
-                event = _ADAPTER.validate_python(data)
-            except json.JSONDecodeError as e:
-                unreadable = (number, e.msg)
-                continue
-            except RecursionError:  # the writer never nests this deep: not ours
-                self.problems.append(f"line {number}: JSON nested too deeply; skipped")
-                continue
-            except ValidationError as e:
-                self.problems.append(
-                    f"line {number}: not a journal event ({e.error_count()} errors); skipped"
-                )
-                continue
-            self._check_belongs(event, number)
-            yield event
+            event = self._built(raw) if self._parsers else None
+            parsed = self._parse(raw, number) if event is None else event
+            del raw  # not held while the caller uses the event: a plan's line is large
+            if isinstance(parsed, str):
+                unreadable = (number, parsed)
+            elif parsed is not None:
+                self._check_belongs(parsed, number)
+                yield parsed
         if unreadable is not None:
             self.problems.append(
                 f"line {unreadable[0]}: truncated last line ({unreadable[1]}); skipped"
             )
+
+    def _parse(self, raw: bytes, number: int) -> JournalEvent | str | None:
+        """The line's event; or why it is not JSON; or None (skipped, or a problem noted)."""
+        try:
+            data = json.loads(raw.decode("utf-8", errors="replace"))
+            if self._kinds is not None and _skipped(data, self._kinds):
+                self._check_run(data.get("run_id"), number)
+                return None
+            event: JournalEvent = _ADAPTER.validate_python(data)
+        except json.JSONDecodeError as e:
+            return e.msg
+        except RecursionError:  # the writer never nests this deep: not ours
+            self.problems.append(f"line {number}: JSON nested too deeply; skipped")
+            return None
+        except ValidationError as e:
+            self.problems.append(
+                f"line {number}: not a journal event ({e.error_count()} errors); skipped"
+            )
+            return None
+        return event
+
+    def _built(self, raw: bytes) -> JournalEvent | None:
+        for kind in _EVENT_KIND.findall(raw):  # the line's own kind is among them
+            parser = self._parsers.get(kind.decode())
+            if parser is None:
+                continue
+            try:
+                return parser(raw)
+            except ValidationError:  # not this kind after all, or not valid: read it as usual
+                continue
+        return None
 
     def _check_run(self, run_id: Any, number: int) -> None:
         self._seen = True
@@ -138,6 +171,12 @@ class JournalReader:
 # Every `"event": "<kind>"` in a line: the event's own kind is among them, wherever the
 # writer put the key, so a line none of whose matches is wanted cannot be wanted.
 _EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
+
+
+def _blank(raw: bytes) -> bool:
+    """Whitespace only; decoded only if what is left starts with a byte that is not ASCII."""
+    left = raw.strip()
+    return not left or (left[0] >= 0x80 and not raw.decode("utf-8", errors="replace").strip())
 
 
 def _other_kinds(raw: bytes, kinds: frozenset[str]) -> bool:
