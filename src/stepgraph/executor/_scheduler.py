@@ -120,7 +120,9 @@ class Scheduler:
         self.max_workers = max_workers
         self.result = Execution()
         self._scope: dict[str, Any] = {"inputs": dict(inputs)}
-        self._waiting = {node: graph.in_degree(node) for node in graph}
+        # The graph's own dicts: networkx's `in_degree` view is a look-up cost per node, and
+        # the view it caches on the graph points back at it (a cycle kept past the run).
+        self._waiting = {node: len(upstream) for node, upstream in graph._pred.items()}
         self._ready: deque[str] = deque()
         self._retries: list[tuple[float, Step, int]] = []  # (not before, step, attempt)
         self._abandoned: dict[Future[Any], _Abandoned] = {}
@@ -218,7 +220,7 @@ class Scheduler:
         self._ready.extend(  # roots only: steps freed by a reused step are already queued
             node
             for node in self.graph
-            if self.graph.in_degree(node) == 0
+            if not self.graph._pred[node]
             and node not in self._reused
             and node not in self._refused
         )
