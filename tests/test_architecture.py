@@ -133,4 +133,5 @@ def test_only_the_shared_vocabulary_sits_at_the_top_of_the_package():
         "task.py",
         "testing.py",
         "units.py",
+        "values.py",
     ]

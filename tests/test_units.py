@@ -7,13 +7,12 @@ from hypothesis import strategies as st
 from stepgraph import UnitError
 from stepgraph.units import (
     convert,
-    decode_value,
-    encode_value,
     format_value,
     parse_quantity,
     parse_unit,
     quantity,
 )
+from stepgraph.values import decode_value, encode_value
 
 
 def test_450_mbps_is_56_25_megabytes_per_second():

@@ -469,9 +469,9 @@ class RunResult(BaseModel):
 
         Quantities become ``{"$quantity": [magnitude, "unit"]}``, NaN and infinities
         ``{"$float": "nan"}``, integers beyond 64 bits ``{"$int": "digits"}``
-        (`stepgraph.units.decode_value` reads them back). The journal keeps exact values.
+        (`stepgraph.values.decode_value` reads them back). The journal keeps exact values.
         """
-        from stepgraph.units import encode_value
+        from stepgraph.values import encode_value
 
         data = self.model_dump(mode="python")
         for name in ("values", "unverified_values"):

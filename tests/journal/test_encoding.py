@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from stepgraph import Engine, JournalError, StepgraphError, tool
 from stepgraph.engine import replay
 from stepgraph.journal import JournalEvent, JournalWriter, read_journal
-from stepgraph.units import check_data, decode_value, encode_value, quantity
+from stepgraph.units import quantity
+from stepgraph.values import check_data, decode_value, encode_value
 from tests.conftest import EXAMPLES, make_task
 
 BIG = 2**70  # beyond 64 bits: orjson alone refuses it

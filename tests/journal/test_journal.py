@@ -1,7 +1,8 @@
 import json
 
 from stepgraph.journal import Action, ObservationEvent, RunStart, read_journal
-from stepgraph.units import decode_value, quantity
+from stepgraph.units import quantity
+from stepgraph.values import decode_value
 from tests.conftest import EXAMPLES
 
 

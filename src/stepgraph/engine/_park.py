@@ -29,7 +29,7 @@ from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool
-from stepgraph.units import decode_value
+from stepgraph.values import decode_value
 
 # Events after `plan.awaiting` that mean it was answered (or the run ended some other way).
 _ANSWERED = frozenset(

@@ -40,7 +40,7 @@ from stepgraph.model import ApprovalPolicy, Budget, RunResult
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool, recorded_tools
-from stepgraph.units import decode_value
+from stepgraph.values import decode_value
 
 
 @dataclass

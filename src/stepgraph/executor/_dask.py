@@ -25,7 +25,7 @@ from stepgraph.model import Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import Tool
 from stepgraph.tools.expression import Expression
-from stepgraph.units import decode_value, encode_value
+from stepgraph.values import decode_value, encode_value
 
 
 def _run_remote(func: Callable[..., Any], encoded_args: Any, is_async: bool) -> Any:

@@ -39,7 +39,8 @@ from stepgraph.model import Observation, Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import ToolRegistry
 from stepgraph.tools.expression import Expression
-from stepgraph.units import check_data, convert
+from stepgraph.units import convert
+from stepgraph.values import check_data
 
 _OBSERVATIONS = TypeAdapter(list[Observation])
 _SETTLED = (StepState.REUSED, StepState.FAILED, StepState.SKIPPED)
@@ -220,9 +221,7 @@ class Scheduler:
         self._ready.extend(  # roots only: steps freed by a reused step are already queued
             node
             for node in self.graph
-            if not self.graph._pred[node]
-            and node not in self._reused
-            and node not in self._refused
+            if not self.graph._pred[node] and node not in self._reused and node not in self._refused
         )
         try:
             while self._ready or self._ready_ahead or self._in_flight():

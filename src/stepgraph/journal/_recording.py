@@ -25,7 +25,7 @@ from stepgraph.journal._events import (
 )
 from stepgraph.journal._reader import Journal, JournalReader, LineParser
 from stepgraph.model import Step, StepGraph, Task
-from stepgraph.units import decode_value
+from stepgraph.values import decode_value
 
 
 @dataclass

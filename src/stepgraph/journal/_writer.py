@@ -22,7 +22,7 @@ import structlog
 
 from stepgraph.exceptions import JournalError, StepgraphError
 from stepgraph.journal._events import JournalEvent
-from stepgraph.units import encode_value
+from stepgraph.values import encode_value
 
 JOURNAL_VERSION = 1
 

@@ -25,7 +25,8 @@ from stepgraph.journal import (
     StepReused,
 )
 from stepgraph.model import StepGraph
-from stepgraph.units import decode_value, format_value
+from stepgraph.units import format_value
+from stepgraph.values import decode_value
 
 NODE_W, NODE_H, GAP_X, GAP_Y = 170, 46, 60, 22
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")

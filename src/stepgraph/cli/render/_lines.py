@@ -38,7 +38,8 @@ from stepgraph.journal import (
     Thought,
 )
 from stepgraph.tools.expression import Expression
-from stepgraph.units import Quantity, decode_value, display_data, format_value
+from stepgraph.units import Quantity, display_data, format_value
+from stepgraph.values import decode_value
 
 
 def _value(data: Any) -> str:
