@@ -37,6 +37,10 @@ class AheadBackend(Protocol):
         """
         ...
 
+    def flush(self) -> None:
+        """Send what `submit_ahead` queued since the last flush (one message for the lot)."""
+        ...
+
     def cancel(self, future: Future[Any]) -> None:
         """Give up on a call."""
         ...
@@ -104,6 +108,7 @@ class Ahead:
                 ):
                     continue
                 self._try(successor)
+        self._backend.flush()
 
     def _try(self, step_id: str) -> None:
         step: Step = self._graph.nodes[step_id]["step"]

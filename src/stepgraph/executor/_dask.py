@@ -14,6 +14,7 @@ import hashlib
 import pickle
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, InvalidStateError
 from contextlib import contextmanager, suppress
@@ -85,8 +86,11 @@ class DaskBackend:
 
     A step whose upstream steps are still running goes ahead with their Dask futures
     as dependencies (`submit_ahead`), so the cluster starts it the moment they finish.
-    Results are collected by coroutines on the client's own event loop, as the
-    cluster reports them, never by blocking calls from distributed's callback thread.
+    Steps sent ahead together leave as one graph (`flush`): one message, one graph
+    update on the Dask scheduler, where one `Client.submit` each cost a wake-up of the
+    client's loop and a graph update apiece. Results are collected by coroutines on
+    the client's own event loop, as the cluster reports them, never by blocking calls
+    from distributed's callback thread.
     """
 
     def __init__(self, client: Any) -> None:
@@ -95,12 +99,14 @@ class DaskBackend:
         self._client = client
         # Kept for the run: a step sent ahead depends on its upstream steps' futures.
         self._remote: dict[Future[Any], Any] = {}
+        self._keys: dict[Future[Any], str] = {}  # each call's Dask key, sent or still batched
+        self._batch: list[tuple[Any, Future[Any], str]] = []  # (task, future, step): to flush
         self._checked: dict[str, str | None] = {}
         self._packed: dict[str, tuple[str, bytes] | None] = {}  # tool name -> digest, pickle
         self._lock = threading.Lock()
         self._settles: dict[Any, tuple[Future[Any], str]] = {}  # task key -> future, step
         self._finished = as_completed(loop=client.loop)
-        self._collecting = False
+        self._collecting = False  # read and set on the client's loop only
 
     def submit(self, call: ToolCall) -> Future[Any]:
         """Validate here, run there; the future resolves when the worker's result arrives."""
@@ -116,14 +122,19 @@ class DaskBackend:
         remote = self._client.submit(
             _run_remote, call.tool.func, encode_value(data), call.tool.is_async, pure=False
         )
-        return self._track(remote, future, call.step.id)
+        self._keys[future] = remote.key
+        self._track([(remote, future, call.step.id)])
+        return future
 
     def submit_ahead(
         self, step: Step, tool: Tool, known: dict[str, Any], upstream: Mapping[str, Future[Any]]
     ) -> Future[Any] | None:
-        """Submit a step with its upstream steps' Dask futures as dependencies."""
-        remotes = [self._remote.get(future) for future in upstream.values()]
-        if any(remote is None for remote in remotes):
+        """Queue a step with its upstream steps' Dask keys as dependencies, for `flush`."""
+        from dask.task_spec import Task, TaskRef  # dask is an extra: imported when used
+
+        keys = [self._keys.get(future) for future in upstream.values()]
+        refs = [TaskRef(key) for key in keys if key is not None]
+        if len(refs) < len(keys):
             return None
         packed = self._pack(tool, step.id)
         if packed is None:
@@ -134,42 +145,55 @@ class DaskBackend:
             return None  # a value that cannot travel: the step waits and fails as usual
         future: Future[Any] = Future()
         future.set_running_or_notify_cancel()
-        remote = self._client.submit(
-            _run_after, packed, step.args, encoded, tuple(upstream), *remotes, pure=False
-        )
-        return self._track(remote, future, step.id)
-
-    def _track(self, remote: Any, future: Future[Any], step: str) -> Future[Any]:
-        with self._lock:
-            self._remote[future] = remote
-            self._settles[remote.key] = (future, step)
-        self._finished.add(remote)  # watched on the client's loop from now on
-        with self._lock:  # wake a collector only if none is running: one loop wake-up less
-            start, self._collecting = not self._collecting, True
-        if start:
-            self._client.loop.add_callback(self._collect)
+        key = f"stepgraph-{step.id}-{uuid.uuid4().hex}"  # the step's name on the dashboard
+        task = Task(key, _run_after, packed, step.args, encoded, tuple(upstream), *refs)
+        self._keys[future] = key
+        self._batch.append((task, future, step.id))
         return future
+
+    def flush(self) -> None:
+        """Send the steps queued by `submit_ahead` to the cluster, as one graph."""
+        batch, self._batch = self._batch, []
+        if not batch:
+            return
+        graph = {task.key: task for task, _, _ in batch}
+        remotes = self._client.get(graph, [task.key for task, _, _ in batch], sync=False)
+        self._track(
+            [
+                (remote, future, step)
+                for remote, (_, future, step) in zip(remotes, batch, strict=True)
+            ]
+        )
+
+    def _track(self, sent: list[tuple[Any, Future[Any], str]]) -> None:
+        with self._lock:
+            for remote, future, step in sent:
+                self._remote[future] = remote
+                self._settles[remote.key] = (future, step)
+        # One wake-up of the client's loop for the lot; it watches them from there.
+        self._client.loop.add_callback(self._watch, [remote for remote, _, _ in sent])
+
+    def _watch(self, remotes: list[Any]) -> None:
+        """On the client's loop: watch these tasks; start a collector if none is running."""
+        self._finished.update(remotes)
+        if not self._collecting:
+            self._collecting = True
+            self._client.loop.add_callback(self._collect)
 
     async def _collect(self) -> None:
         """On the client's loop: bring back finished tasks in batches, one gather per batch.
 
-        One collector at a time. It stops, under the lock, only when nothing is left to
-        watch; a task added after that (`_track`, under the same lock) starts the next.
+        One collector at a time. It stops when nothing is left to watch; tasks watched
+        after that (`_watch`, on the same loop) start the next.
         """
         try:
-            while True:
-                with self._lock:
-                    if not self._finished.count():
-                        self._collecting = False
-                        return
+            while self._finished.count():
                 batch = [await self._finished.__anext__()]
                 while self._finished.has_ready():
                     batch.append(self._finished.queue.get_nowait())
                 await self._settle(batch)
-        except BaseException:
-            with self._lock:
-                self._collecting = False
-            raise
+        finally:
+            self._collecting = False
 
     async def _settle(self, batch: list[Any]) -> None:
         finished = [remote for remote in batch if remote.status == "finished"]
@@ -260,6 +284,7 @@ class DaskBackend:
 
     def cancel(self, future: Future[Any]) -> None:
         """Cancel the task on the cluster (a timed-out step, or one called back)."""
+        self.flush()  # a queued step is cancelled where it can be: on the cluster
         with self._lock:
             remote = self._remote.pop(future, None)
         if remote is not None:
@@ -267,8 +292,10 @@ class DaskBackend:
 
     def shutdown(self) -> None:
         """Let go of this run's futures (the client belongs to `dask_backend`, which closes it)."""
+        self._batch.clear()
         with self._lock:
             self._remote.clear()
+        self._keys.clear()
         self._packed.clear()
 
 
