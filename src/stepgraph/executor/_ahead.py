@@ -41,6 +41,10 @@ class AheadBackend(Protocol):
         """Send what `submit_ahead` queued since the last flush (one message for the lot)."""
         ...
 
+    def awaited(self, future: Future[Any]) -> None:
+        """A step that is not ahead waits in this process for this call's value."""
+        ...
+
     def cancel(self, future: Future[Any]) -> None:
         """Give up on a call."""
         ...
@@ -93,12 +97,17 @@ class Ahead:
         self._ahead.clear()
 
     def submit_more(self, waiting: Mapping[str, int], settled: Callable[[str], bool]) -> None:
-        """Submit every step whose upstream steps all have a value here or a live future."""
+        """Submit every step whose upstream steps all have a value here or a live future.
+
+        A launched step with a successor that cannot go ahead is `awaited`: that
+        successor waits in this process for its value, which the backend then fetches
+        without waiting to batch it with others.
+        """
         graph, scope = self._graph, self._scope
         while self._fresh:
             step_id = self._fresh.pop()
-            if graph.nodes[step_id]["step"].expect_unit is not None:
-                continue  # its value is converted here; a worker would see another
+            held = graph.nodes[step_id]["step"].expect_unit is not None  # converted here
+            awaited = False
             for successor in graph.successors(step_id):
                 if (
                     successor in self._futures
@@ -107,7 +116,12 @@ class Ahead:
                     or waiting[successor] == 0  # ready: it is launched as usual
                 ):
                     continue
-                self._try(successor)
+                if not held:
+                    self._try(successor)
+                awaited = awaited or successor not in self._futures
+            future = self._futures.get(step_id)
+            if awaited and future is not None:
+                self._backend.awaited(future)
         self._backend.flush()
 
     def _try(self, step_id: str) -> None:

@@ -16,12 +16,13 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ToolCall, resolve_args
+from stepgraph.executor._dask_results import RESULT_WINDOW_SECONDS, ResultCollector
 from stepgraph.model import Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import Tool
@@ -93,9 +94,7 @@ class DaskBackend:
     from distributed's callback thread.
     """
 
-    def __init__(self, client: Any) -> None:
-        from distributed import as_completed
-
+    def __init__(self, client: Any, *, result_window: float = RESULT_WINDOW_SECONDS) -> None:
         self._client = client
         # Kept for the run: a step sent ahead depends on its upstream steps' futures.
         self._remote: dict[Future[Any], Any] = {}
@@ -104,9 +103,7 @@ class DaskBackend:
         self._checked: dict[str, str | None] = {}
         self._packed: dict[str, tuple[str, bytes] | None] = {}  # tool name -> digest, pickle
         self._lock = threading.Lock()
-        self._settles: dict[Any, tuple[Future[Any], str]] = {}  # task key -> future, step
-        self._finished = as_completed(loop=client.loop)
-        self._collecting = False  # read and set on the client's loop only
+        self._results = ResultCollector(client, self._error, window=result_window)
 
     def submit(self, call: ToolCall) -> Future[Any]:
         """Validate here, run there; the future resolves when the worker's result arrives."""
@@ -156,7 +153,13 @@ class DaskBackend:
         batch, self._batch = self._batch, []
         if not batch:
             return
-        graph = {task.key: task for task, _, _ in batch}
+        graph: Any = {task.key: task for task, _, _ in batch}
+        with suppress(ImportError):  # dask >= 2025.1: a graph named once, not hashed in full
+            from dask._expr import LLGExpr
+
+            # What `Client.submit` does: a random name where `Client.get` would tokenize
+            # every task (the tool's pickle in each): 0.2 ms a step on this thread.
+            graph = LLGExpr(graph, _determ_token=uuid.uuid4().hex)
         remotes = self._client.get(graph, [task.key for task, _, _ in batch], sync=False)
         self._track(
             [
@@ -167,57 +170,15 @@ class DaskBackend:
 
     def _track(self, sent: list[tuple[Any, Future[Any], str]]) -> None:
         with self._lock:
-            for remote, future, step in sent:
+            for remote, future, _ in sent:
                 self._remote[future] = remote
-                self._settles[remote.key] = (future, step)
-        # One wake-up of the client's loop for the lot; it watches them from there.
-        self._client.loop.add_callback(self._watch, [remote for remote, _, _ in sent])
+        self._results.watch(sent)
 
-    def _watch(self, remotes: list[Any]) -> None:
-        """On the client's loop: watch these tasks; start a collector if none is running."""
-        self._finished.update(remotes)
-        if not self._collecting:
-            self._collecting = True
-            self._client.loop.add_callback(self._collect)
-
-    async def _collect(self) -> None:
-        """On the client's loop: bring back finished tasks in batches, one gather per batch.
-
-        One collector at a time. It stops when nothing is left to watch; tasks watched
-        after that (`_watch`, on the same loop) start the next.
-        """
-        try:
-            while self._finished.count():
-                batch = [await self._finished.__anext__()]
-                while self._finished.has_ready():
-                    batch.append(self._finished.queue.get_nowait())
-                await self._settle(batch)
-        finally:
-            self._collecting = False
-
-    async def _settle(self, batch: list[Any]) -> None:
-        finished = [remote for remote in batch if remote.status == "finished"]
-        values: list[Any] = []
-        if finished:
-            try:
-                values = await self._client.gather(finished, asynchronous=True)
-            except Exception:  # one of them was lost meanwhile: settle them one by one
-                finished = []
-        settled = dict(zip((remote.key for remote in finished), values, strict=True))
-        for remote in batch:
-            with self._lock:
-                future, step = self._settles.pop(remote.key, (None, ""))
-            if future is None or future.done():
-                continue
-            if remote.key in settled:
-                self._settle_one(future, value=settled[remote.key])
-                continue
-            try:
-                encoded = await self._client.gather(remote, asynchronous=True)
-            except BaseException as e:  # noqa: BLE001  # the step's error, reported as data
-                self._settle_one(future, error=self._error(remote, e, step))
-            else:
-                self._settle_one(future, value=encoded)
+    def awaited(self, future: Future[Any]) -> None:
+        """A step that could not go ahead waits here for this call's value: no batching it."""
+        key = self._keys.get(future)
+        if key is not None:
+            self._results.urgent(key)
 
     @staticmethod
     def _error(remote: Any, error: BaseException, step: str) -> BaseException:
@@ -226,19 +187,6 @@ class DaskBackend:
         if isinstance(error, ArgumentProblem):
             return NonRetryableError(str(error), step=step)
         return error
-
-    @staticmethod
-    def _settle_one(
-        future: Future[Any], *, value: Any = None, error: BaseException | None = None
-    ) -> None:
-        with suppress(InvalidStateError):  # cancelled here meanwhile
-            if error is not None:
-                future.set_exception(error)
-                return
-            try:
-                future.set_result(decode_value(value))
-            except StepgraphError as e:
-                future.set_exception(e)
 
     def _pack(self, tool: Tool, step: str) -> tuple[str, bytes] | None:
         """The whole tool (schema and all), pickled once a run; None: it cannot travel.
@@ -297,6 +245,7 @@ class DaskBackend:
             self._remote.clear()
         self._keys.clear()
         self._packed.clear()
+        self._results.forget()
 
 
 @contextmanager
