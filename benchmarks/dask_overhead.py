@@ -108,7 +108,7 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
     return f"{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f}"
 
 
-def run(steps: int = 200, width: int = 20, seed: int = 3, repeats: int = 9) -> str:
+def run(steps: int = 200, width: int = 20, seed: int = 3, repeats: int = 11) -> str:
     """Wall time against plain Client.submit, in rotating rounds; goals on median ratios."""
     import cloudpickle
     from distributed import Client, LocalCluster
