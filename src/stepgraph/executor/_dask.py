@@ -82,6 +82,18 @@ def _run_after(
     return encode_value(result)
 
 
+def _task_spec() -> tuple[Any, Any] | None:
+    """Dask's `Task` and `TaskRef` (`dask.task_spec`; older releases: private), or None."""
+    try:  # dask is an extra: imported when used
+        from dask.task_spec import Task, TaskRef
+    except ImportError:
+        try:
+            from dask._task_spec import Task, TaskRef
+        except ImportError:
+            return None
+    return Task, TaskRef
+
+
 class DaskBackend:
     """Submits tool calls to a `distributed.Client`; hands back concurrent futures.
 
@@ -127,8 +139,10 @@ class DaskBackend:
         self, step: Step, tool: Tool, known: dict[str, Any], upstream: Mapping[str, Future[Any]]
     ) -> Future[Any] | None:
         """Queue a step with its upstream steps' Dask keys as dependencies, for `flush`."""
-        from dask.task_spec import Task, TaskRef  # dask is an extra: imported when used
-
+        spec = _task_spec()
+        if spec is None:
+            return None  # a dask without task objects: the step waits for its inputs here
+        Task, TaskRef = spec  # noqa: N806  # classes
         keys = [self._keys.get(future) for future in upstream.values()]
         refs = [TaskRef(key) for key in keys if key is not None]
         if len(refs) < len(keys):
