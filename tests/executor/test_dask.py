@@ -104,14 +104,24 @@ def write_down(value: float, marker: str) -> float:
     return value
 
 
+@tool
+def wait_for(path: str, value: float) -> float:
+    """Return the value once the file exists (another step writes it)."""
+    for _ in range(3000):  # bounded: 30 s at most
+        if Path(path).exists():
+            return value
+        time.sleep(0.01)
+    raise TimeoutError(f"{path} never appeared")
+
+
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 class CountingBackend(DaskBackend):
     """Records which steps went to the cluster ahead of their inputs."""
 
-    def __init__(self, client, ahead: list[str]) -> None:
-        super().__init__(client)
+    def __init__(self, client, ahead: list[str], **options) -> None:
+        super().__init__(client, **options)
         self.ahead = ahead
 
     def submit_ahead(self, step, tool, known, upstream):
@@ -132,9 +142,9 @@ def client():
         yield connected
 
 
-def run_counted(client, task, tmp_path, tools=()):
+def run_counted(client, task, tmp_path, tools=(), **options):
     ahead: list[str] = []
-    engine = Engine(tools=list(tools), backend=lambda: CountingBackend(client, ahead))
+    engine = Engine(tools=list(tools), backend=lambda: CountingBackend(client, ahead, **options))
     result = engine.run(task, journal=tmp_path / "j.jsonl", approval=ApprovalPolicy.AUTO)
     return result, read_journal(tmp_path / "j.jsonl"), ahead
 
@@ -224,3 +234,43 @@ def test_a_side_effecting_step_waits_for_its_inputs_and_its_action_on_disk(clien
     assert ahead == []
     assert marker.read_text(encoding="utf-8") == "4.0\n"
     assert kinds(journal, "w") == ["thought", "action", "observation"]
+
+
+# Results come back in batches: a finished task waits up to `result_window` for others.
+# With a window far longer than a step's timeout, a result held back for it would time
+# the step out; these runs verify only if nothing that matters waits for the window.
+HOUR = 3600.0
+
+
+def test_a_value_a_step_waits_for_here_is_not_held_for_a_batch(client, tmp_path):
+    """w has side effects, so it waits here for a's value; b, sent ahead, runs until w
+    has written its file, keeping the batch open: a's value must come back at once."""
+    marker = tmp_path / "written"
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "2 + 2"}, "timeout": 5},
+            {"id": "b", "tool": "wait_for", "args": {"path": str(marker), "value": "${a}"}},
+            {"id": "w", "tool": "write_down", "args": {"value": "${a}", "marker": str(marker)}},
+        ]
+    )
+    result, _, ahead = run_counted(
+        client, task, tmp_path, tools=[wait_for, write_down], result_window=HOUR
+    )
+    assert ahead == ["b"]
+    assert result.status is RunStatus.VERIFIED
+    assert result.values == {"a": 4, "b": 4.0, "w": 4.0}
+    assert marker.read_text(encoding="utf-8") == "4.0\n"
+
+
+def test_the_last_results_of_a_run_are_not_held_for_a_batch(client, tmp_path):
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "2 * 3"}, "timeout": 5},
+            {"id": "b", "tool": "calculate", "args": {"expression": "${a} + 1"}, "timeout": 5},
+            {"id": "c", "tool": "calculate", "args": {"expression": "${a} * 2"}, "timeout": 5},
+        ]
+    )
+    result, _, ahead = run_counted(client, task, tmp_path, result_window=HOUR)
+    assert sorted(ahead) == ["b", "c"]
+    assert result.status is RunStatus.VERIFIED
+    assert result.values == {"a": 6, "b": 7, "c": 12}

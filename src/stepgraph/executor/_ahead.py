@@ -37,6 +37,14 @@ class AheadBackend(Protocol):
         """
         ...
 
+    def flush(self) -> None:
+        """Send what `submit_ahead` queued since the last flush (one message for the lot)."""
+        ...
+
+    def awaited(self, future: Future[Any]) -> None:
+        """A step that is not ahead waits in this process for this call's value."""
+        ...
+
     def cancel(self, future: Future[Any]) -> None:
         """Give up on a call."""
         ...
@@ -89,21 +97,36 @@ class Ahead:
         self._ahead.clear()
 
     def submit_more(self, waiting: Mapping[str, int], settled: Callable[[str], bool]) -> None:
-        """Submit every step whose upstream steps all have a value here or a live future."""
+        """Submit every step whose upstream steps all have a value here or a live future.
+
+        Then each step given a future here is `awaited` if a successor still cannot go
+        ahead: that successor waits in this process for its value, which the backend
+        then fetches without waiting to batch it with others.
+        """
         graph, scope = self._graph, self._scope
+
+        def waits(successor: str) -> bool:  # not on the backend, not ready, not settled
+            return not (
+                successor in self._futures
+                or successor in scope
+                or settled(successor)
+                or waiting[successor] == 0  # ready: it is launched as usual
+            )
+
+        given: list[str] = []
         while self._fresh:
             step_id = self._fresh.pop()
+            given.append(step_id)
             if graph.nodes[step_id]["step"].expect_unit is not None:
                 continue  # its value is converted here; a worker would see another
             for successor in graph.successors(step_id):
-                if (
-                    successor in self._futures
-                    or successor in scope
-                    or settled(successor)
-                    or waiting[successor] == 0  # ready: it is launched as usual
-                ):
-                    continue
-                self._try(successor)
+                if waits(successor):
+                    self._try(successor)
+        for step_id in given:  # after the cascade: a successor may have gone ahead since
+            future = self._futures.get(step_id)
+            if future is not None and any(map(waits, graph.successors(step_id))):
+                self._backend.awaited(future)
+        self._backend.flush()
 
     def _try(self, step_id: str) -> None:
         step: Step = self._graph.nodes[step_id]["step"]

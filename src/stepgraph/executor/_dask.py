@@ -14,13 +14,15 @@ import hashlib
 import pickle
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from typing import Any
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ToolCall, resolve_args
+from stepgraph.executor._dask_results import RESULT_WINDOW_SECONDS, ResultCollector
 from stepgraph.model import Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import Tool
@@ -80,27 +82,40 @@ def _run_after(
     return encode_value(result)
 
 
+def _task_spec() -> tuple[Any, Any] | None:
+    """Dask's `Task` and `TaskRef` (`dask.task_spec`; older releases: private), or None."""
+    try:  # dask is an extra: imported when used
+        from dask.task_spec import Task, TaskRef
+    except ImportError:
+        try:
+            from dask._task_spec import Task, TaskRef
+        except ImportError:
+            return None
+    return Task, TaskRef
+
+
 class DaskBackend:
     """Submits tool calls to a `distributed.Client`; hands back concurrent futures.
 
     A step whose upstream steps are still running goes ahead with their Dask futures
     as dependencies (`submit_ahead`), so the cluster starts it the moment they finish.
-    Results are collected by coroutines on the client's own event loop, as the
-    cluster reports them, never by blocking calls from distributed's callback thread.
+    Steps sent ahead together leave as one graph (`flush`): one message, one graph
+    update on the Dask scheduler, where one `Client.submit` each cost a wake-up of the
+    client's loop and a graph update apiece. Results are collected by coroutines on
+    the client's own event loop, as the cluster reports them, never by blocking calls
+    from distributed's callback thread.
     """
 
-    def __init__(self, client: Any) -> None:
-        from distributed import as_completed
-
+    def __init__(self, client: Any, *, result_window: float = RESULT_WINDOW_SECONDS) -> None:
         self._client = client
         # Kept for the run: a step sent ahead depends on its upstream steps' futures.
         self._remote: dict[Future[Any], Any] = {}
+        self._keys: dict[Future[Any], str] = {}  # each call's Dask key, sent or still batched
+        self._batch: list[tuple[Any, Future[Any], str]] = []  # (task, future, step): to flush
         self._checked: dict[str, str | None] = {}
         self._packed: dict[str, tuple[str, bytes] | None] = {}  # tool name -> digest, pickle
         self._lock = threading.Lock()
-        self._settles: dict[Any, tuple[Future[Any], str]] = {}  # task key -> future, step
-        self._finished = as_completed(loop=client.loop)
-        self._collecting = False
+        self._results = ResultCollector(client, self._error, window=result_window)
 
     def submit(self, call: ToolCall) -> Future[Any]:
         """Validate here, run there; the future resolves when the worker's result arrives."""
@@ -116,14 +131,21 @@ class DaskBackend:
         remote = self._client.submit(
             _run_remote, call.tool.func, encode_value(data), call.tool.is_async, pure=False
         )
-        return self._track(remote, future, call.step.id)
+        self._keys[future] = remote.key
+        self._track([(remote, future, call.step.id)])
+        return future
 
     def submit_ahead(
         self, step: Step, tool: Tool, known: dict[str, Any], upstream: Mapping[str, Future[Any]]
     ) -> Future[Any] | None:
-        """Submit a step with its upstream steps' Dask futures as dependencies."""
-        remotes = [self._remote.get(future) for future in upstream.values()]
-        if any(remote is None for remote in remotes):
+        """Queue a step with its upstream steps' Dask keys as dependencies, for `flush`."""
+        spec = _task_spec()
+        if spec is None:
+            return None  # a dask without task objects: the step waits for its inputs here
+        Task, TaskRef = spec  # noqa: N806  # classes
+        keys = [self._keys.get(future) for future in upstream.values()]
+        refs = [TaskRef(key) for key in keys if key is not None]
+        if len(refs) < len(keys):
             return None
         packed = self._pack(tool, step.id)
         if packed is None:
@@ -134,66 +156,43 @@ class DaskBackend:
             return None  # a value that cannot travel: the step waits and fails as usual
         future: Future[Any] = Future()
         future.set_running_or_notify_cancel()
-        remote = self._client.submit(
-            _run_after, packed, step.args, encoded, tuple(upstream), *remotes, pure=False
-        )
-        return self._track(remote, future, step.id)
-
-    def _track(self, remote: Any, future: Future[Any], step: str) -> Future[Any]:
-        with self._lock:
-            self._remote[future] = remote
-            self._settles[remote.key] = (future, step)
-        self._finished.add(remote)  # watched on the client's loop from now on
-        with self._lock:  # wake a collector only if none is running: one loop wake-up less
-            start, self._collecting = not self._collecting, True
-        if start:
-            self._client.loop.add_callback(self._collect)
+        key = f"stepgraph-{step.id}-{uuid.uuid4().hex}"  # the step's name on the dashboard
+        task = Task(key, _run_after, packed, step.args, encoded, tuple(upstream), *refs)
+        self._keys[future] = key
+        self._batch.append((task, future, step.id))
         return future
 
-    async def _collect(self) -> None:
-        """On the client's loop: bring back finished tasks in batches, one gather per batch.
+    def flush(self) -> None:
+        """Send the steps queued by `submit_ahead` to the cluster, as one graph."""
+        batch, self._batch = self._batch, []
+        if not batch:
+            return
+        graph: Any = {task.key: task for task, _, _ in batch}
+        with suppress(ImportError):  # dask >= 2025.1: a graph named once, not hashed in full
+            from dask._expr import LLGExpr
 
-        One collector at a time. It stops, under the lock, only when nothing is left to
-        watch; a task added after that (`_track`, under the same lock) starts the next.
-        """
-        try:
-            while True:
-                with self._lock:
-                    if not self._finished.count():
-                        self._collecting = False
-                        return
-                batch = [await self._finished.__anext__()]
-                while self._finished.has_ready():
-                    batch.append(self._finished.queue.get_nowait())
-                await self._settle(batch)
-        except BaseException:
-            with self._lock:
-                self._collecting = False
-            raise
+            # What `Client.submit` does: a random name where `Client.get` would tokenize
+            # every task (the tool's pickle in each): 0.2 ms a step on this thread.
+            graph = LLGExpr(graph, _determ_token=uuid.uuid4().hex)
+        remotes = self._client.get(graph, [task.key for task, _, _ in batch], sync=False)
+        self._track(
+            [
+                (remote, future, step)
+                for remote, (_, future, step) in zip(remotes, batch, strict=True)
+            ]
+        )
 
-    async def _settle(self, batch: list[Any]) -> None:
-        finished = [remote for remote in batch if remote.status == "finished"]
-        values: list[Any] = []
-        if finished:
-            try:
-                values = await self._client.gather(finished, asynchronous=True)
-            except Exception:  # one of them was lost meanwhile: settle them one by one
-                finished = []
-        settled = dict(zip((remote.key for remote in finished), values, strict=True))
-        for remote in batch:
-            with self._lock:
-                future, step = self._settles.pop(remote.key, (None, ""))
-            if future is None or future.done():
-                continue
-            if remote.key in settled:
-                self._settle_one(future, value=settled[remote.key])
-                continue
-            try:
-                encoded = await self._client.gather(remote, asynchronous=True)
-            except BaseException as e:  # noqa: BLE001  # the step's error, reported as data
-                self._settle_one(future, error=self._error(remote, e, step))
-            else:
-                self._settle_one(future, value=encoded)
+    def _track(self, sent: list[tuple[Any, Future[Any], str]]) -> None:
+        with self._lock:
+            for remote, future, _ in sent:
+                self._remote[future] = remote
+        self._results.watch(sent)
+
+    def awaited(self, future: Future[Any]) -> None:
+        """A step that could not go ahead waits here for this call's value: no batching it."""
+        key = self._keys.get(future)
+        if key is not None:
+            self._results.urgent(key)
 
     @staticmethod
     def _error(remote: Any, error: BaseException, step: str) -> BaseException:
@@ -202,19 +201,6 @@ class DaskBackend:
         if isinstance(error, ArgumentProblem):
             return NonRetryableError(str(error), step=step)
         return error
-
-    @staticmethod
-    def _settle_one(
-        future: Future[Any], *, value: Any = None, error: BaseException | None = None
-    ) -> None:
-        with suppress(InvalidStateError):  # cancelled here meanwhile
-            if error is not None:
-                future.set_exception(error)
-                return
-            try:
-                future.set_result(decode_value(value))
-            except StepgraphError as e:
-                future.set_exception(e)
 
     def _pack(self, tool: Tool, step: str) -> tuple[str, bytes] | None:
         """The whole tool (schema and all), pickled once a run; None: it cannot travel.
@@ -260,6 +246,7 @@ class DaskBackend:
 
     def cancel(self, future: Future[Any]) -> None:
         """Cancel the task on the cluster (a timed-out step, or one called back)."""
+        self.flush()  # a queued step is cancelled where it can be: on the cluster
         with self._lock:
             remote = self._remote.pop(future, None)
         if remote is not None:
@@ -267,9 +254,12 @@ class DaskBackend:
 
     def shutdown(self) -> None:
         """Let go of this run's futures (the client belongs to `dask_backend`, which closes it)."""
+        self._batch.clear()
         with self._lock:
             self._remote.clear()
+        self._keys.clear()
         self._packed.clear()
+        self._results.forget()
 
 
 @contextmanager
