@@ -6,9 +6,10 @@ import weakref
 
 import pytest
 
-from stepgraph import Engine
-from stepgraph.executor import frozen_heap
-from tests.conftest import EXAMPLES
+from stepgraph import Engine, PlanValidationError
+from stepgraph.executor import frozen_heap, validate_plan
+from stepgraph.tools import default_registry
+from tests.conftest import EXAMPLES, make_task
 
 
 class _Node:
@@ -56,3 +57,20 @@ def test_garbage_left_between_runs_is_freed_once_the_heap_grew_by_a_quarter():
     with frozen_heap():
         assert watch() is None
     assert len(ballast) > 0
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_checking_a_plan_leaves_the_collector_as_it_found_it(enabled):
+    """Validation pauses the collector while it builds; a valid or a refused plan alike."""
+    good = make_task([{"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}}]).plan
+    bad = make_task([{"id": "a", "tool": "nope"}]).plan
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        validate_plan(good, default_registry())
+        assert gc.isenabled() is enabled
+        with pytest.raises(PlanValidationError):
+            validate_plan(bad, default_registry())
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

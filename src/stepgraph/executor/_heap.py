@@ -70,3 +70,20 @@ def _freeze() -> None:
         gc.collect()
         gc.freeze()
         _baseline = sys.getallocatedblocks()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic collection during the block (if the collector was on, it is on again after).
+
+    For work that allocates much, keeps most of it and makes no cycles, such as checking a
+    plan: each collection walks what the block has built so far, so its cost per step grew
+    with the plan (12 us a step at 1k steps, 23 at 100k; 15 with the collector paused).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

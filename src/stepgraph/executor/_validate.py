@@ -9,6 +9,7 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError
+from stepgraph.executor._heap import collector_paused
 from stepgraph.model import RESERVED_IDS, Check, Step, StepGraph
 from stepgraph.references import (
     REFERENCE_PATTERN,
@@ -76,7 +77,17 @@ def validate_plan(
 
     `answer` is the task's answer template, which replaces the plan's own.
     """
-    inputs = inputs or {}
+    with collector_paused():  # it builds much, keeps most and makes no cycles
+        return _validate_plan(plan, tools, inputs or {}, checks, answer)
+
+
+def _validate_plan(
+    plan: StepGraph,
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any],
+    checks: list[Check] | None,
+    answer: str | None,
+) -> nx.DiGraph:
     problems: list[PlanProblem] = []
     if not plan.steps:
         problems.append(PlanProblem(None, "the plan has no steps; add at least one tool call"))
