@@ -102,9 +102,6 @@ def _tokens(usage: dict[str, int], keys: tuple[str, ...]) -> int:
     return next((usage[key] for key in keys if key in usage), 0)
 
 
-_NOT_COUNTED = frozenset({ObservationEvent})  # a tool's result: its call was counted
-
-
 class BudgetKeeper:
     """Counts what a run uses and refuses, as a journal guard, a call that would pass a limit."""
 
@@ -127,10 +124,15 @@ class BudgetKeeper:
             "model": tuple(name for name in _BEFORE_MODEL if name in set_limits),
             "tool": tuple(name for name in _BEFORE_TOOL if name in set_limits),
         }
+        # Most events of a big run need no look: a result (its call was counted) and,
+        # with no limit to check before a tool call, a thought.
+        self._passed: frozenset[type[JournalEvent]] = frozenset(
+            {ObservationEvent} if self._before["tool"] else {ObservationEvent, Thought}
+        )
 
     def check(self, event: JournalEvent) -> None:
         """The guard: refuse a model or tool call past a limit, then count the event."""
-        if type(event) in _NOT_COUNTED:  # most events of a big run: one look-up each
+        if type(event) in self._passed:
             return
         if isinstance(event, LLMRequest):
             self._refuse_past("model")
