@@ -182,4 +182,23 @@ def test_units_after_references_that_fit_their_values_pass(run_task):
     )
     result, _ = run_task(task)
     assert result.status is RunStatus.VERIFIED
-    assert result.answer == "1,200 GB GB in all, 3 days"
+    assert result.answer == "1,200 GB in all, 3 days"  # the unit is said once
+
+
+@pytest.mark.parametrize(
+    ("template", "answer"),
+    [
+        ("${rate} MB/s.", "56.25 MB/s."),  # the full stop stays
+        ("${rate} MB/s per link, ${rate} MB/s", "56.25 MB/s per link, 56.25 MB/s"),
+        ("${rate} is the rate", "56.25 MB/s is the rate"),  # no unit after: nothing to drop
+    ],
+)
+def test_a_unit_written_after_a_quantity_in_that_unit_is_said_once(run_task, template, answer):
+    from stepgraph import RunStatus
+    from tests.conftest import make_task
+
+    convert = {"value": "450 Mbps", "to_unit": "MB/s"}
+    task = make_task([{"id": "rate", "tool": "unit_convert", "args": convert}], answer=template)
+    result, _ = run_task(task)
+    assert result.status is RunStatus.VERIFIED
+    assert result.answer == answer

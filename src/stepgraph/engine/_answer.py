@@ -6,16 +6,24 @@ missing and why.
 
 from __future__ import annotations
 
+import re
 from contextlib import suppress
 from typing import Any
 
 import networkx as nx
+import pint
 
 from stepgraph.executor import Execution, build_graph
 from stepgraph.journal import JournalWriter
 from stepgraph.model import StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner
-from stepgraph.references import ReferenceError_, find_references, lookup, resolve
+from stepgraph.references import (
+    REFERENCE_PATTERN,
+    ReferenceError_,
+    find_references,
+    lookup,
+    resolve,
+)
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import check_answer_template, trace_answer
@@ -41,7 +49,7 @@ def compose_answer(
     rendered: Any = None
     if template:
         try:
-            rendered = resolve(template, scope)
+            rendered = resolve(_unit_said_once(template, scope), scope)
         except ReferenceError_:
             text = f"no answer: {_missing(template, scope, plan, execution)}"
             return text, None if problems else _failed_answer(text)
@@ -85,6 +93,34 @@ def answer_sources(
     if not traced:
         return {}
     return {number: step for number, step in traced[-1].values.items() if step != "untraced"}
+
+
+_WORD_AFTER = re.compile(r"[ \t]+([^\s,;:()]+)")
+
+
+def _unit_said_once(template: str, scope: dict[str, Any]) -> str:
+    """The template without a unit written again after a quantity that already shows it.
+
+    A reference to a quantity renders with its unit, so ``${size} GB`` read "1,200 GB GB".
+    Only the very unit the value is shown in is dropped: another one is left for the
+    template check to judge, and the value is never converted here.
+    """
+    pieces: list[str] = []
+    kept = 0
+    for match in REFERENCE_PATTERN.finditer(template):
+        after = _WORD_AFTER.match(template, match.end())
+        if after is None:
+            continue
+        try:
+            value = lookup(next(find_references(match.group(0))), scope)
+        except ReferenceError_:
+            continue  # the caller reports what is missing
+        shown = format_value(value).partition(" ")[2] if isinstance(value, pint.Quantity) else ""
+        word = after.group(1)
+        if shown and word.rstrip(".!?") == shown:
+            pieces.append(template[kept : match.end()])
+            kept = after.end() - (len(word) - len(word.rstrip(".!?")))  # keep the full stop
+    return "".join(pieces) + template[kept:]
 
 
 def _failed_answer(text: str) -> Verdict:
