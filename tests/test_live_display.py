@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from stepgraph import Engine, tool
-from stepgraph.cli.render._progress import LiveProgress
+from stepgraph.cli.render._progress import LiveProgress, _levels
 from stepgraph.journal import JournalEvent
 from tests.conftest import flat, make_task
 
@@ -148,3 +148,17 @@ def test_nothing_is_drawn_while_a_person_answers_a_prompt():
         while progress.frames == frames and time.monotonic() < deadline:
             time.sleep(0.01)
         assert progress.frames > frames  # and drawing resumes after the prompt
+
+
+def test_each_step_sits_on_the_level_of_its_longest_chain_and_a_cycle_shows_none() -> None:
+    """The display's critical path: a diamond with a shortcut, and a plan with a cycle."""
+    diamond = [
+        {"id": "a"},
+        {"id": "b", "args": {"x": "${a}"}},
+        {"id": "c", "args": {"x": "${b.size}"}, "depends_on": ["a"]},
+        {"id": "d", "depends_on": ["a", "c"]},
+        {"id": "e", "args": {"x": "${nowhere}"}},  # a dangling reference waits for nothing
+    ]
+    assert _levels(diamond) == {"a": 0, "b": 1, "c": 2, "d": 3, "e": 0}
+    cycle = [{"id": "a", "depends_on": ["b"]}, {"id": "b", "args": {"x": "${a}"}}]
+    assert _levels(cycle) == {}

@@ -31,6 +31,13 @@ SETTLED = ("ok", "reused", "failed", "skipped")
 PRINTED = (LLMRequest, PlanInvalid, PlanRepair, StepReused, ObservationEvent, StepSkipped)
 
 
+def routine(event: JournalEvent) -> bool:
+    """Lines that may be elided when many arrive at once: successes, kept and skipped steps."""
+    return isinstance(event, StepReused | StepSkipped) or (
+        isinstance(event, ObservationEvent) and event.ok
+    )
+
+
 @dataclass
 class Snapshot:
     """One frame's worth of the board, copied out under its lock."""
@@ -42,6 +49,7 @@ class Snapshot:
     to_print: list[JournalEvent]
     newly_settled: list[str]
     elapsed_s: float
+    elided: int = 0  # routine lines past what one frame prints, counted, not kept
 
 
 @dataclass
@@ -57,6 +65,11 @@ class ProgressBoard:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _started: float = field(default_factory=time.monotonic)
     recorded: int = 0  # events seen, so a test can compare them with frames drawn
+    # A frame prints this many routine lines and counts the rest: holding every success of
+    # a 20,000-step run until the next frame cost the run a tenth of its time.
+    routine_per_frame: int = 25
+    _routine_held: int = 0
+    _elided: int = 0
 
     def record(self, event: JournalEvent) -> None:
         """Note what an event changes; never draws (it runs on the emitting thread)."""
@@ -73,7 +86,13 @@ class ProgressBoard:
             if event.step is not None:
                 self._track(event, event.step)
             if isinstance(event, PRINTED):
-                self._to_print.append(event)
+                if not routine(event):
+                    self._to_print.append(event)
+                elif self._routine_held < self.routine_per_frame:
+                    self._routine_held += 1
+                    self._to_print.append(event)
+                else:
+                    self._elided += 1
 
     def _track(self, event: JournalEvent, step: str) -> None:
         if isinstance(event, Action):
@@ -111,6 +130,7 @@ class ProgressBoard:
                 running.append((step, self.notes.get(step, "")))
             to_print = list(self._to_print)
             self._to_print.clear()
+            elided, self._elided, self._routine_held = self._elided, 0, 0
             settled, self._settled = self._settled, []
             return Snapshot(
                 total=len(self.states),
@@ -120,4 +140,5 @@ class ProgressBoard:
                 to_print=to_print,
                 newly_settled=settled,
                 elapsed_s=time.monotonic() - self._started,
+                elided=elided,
             )
