@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from stepgraph.executor import collector_paused
+
 # What pint imports when installed; hidden while pint is imported, then importable again.
 _ARRAY_PACKAGES = ("numpy", "dask")
 # Bigger task files are left to the loader, which reports its own size limit.
@@ -70,11 +72,8 @@ def _runs_no_user_code(task_file: Path) -> bool:
 @contextmanager
 def frozen_imports() -> Iterator[None]:
     """Import without the collector, then freeze the heap (the collector left off if it was)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()  # `gc.unfreeze()` hands it back; the executor's frozen heap does, after a run
-        if enabled:
-            gc.enable()
+    with collector_paused():
+        try:
+            yield
+        finally:  # `gc.unfreeze()` hands it back; the executor's frozen heap does, after a run
+            gc.freeze()

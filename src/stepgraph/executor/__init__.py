@@ -10,7 +10,7 @@ if _TYPE_CHECKING:
     from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
     from stepgraph.executor._dask import DaskBackend, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
-    from stepgraph.executor._heap import frozen_heap
+    from stepgraph.executor._heap import collector_paused, frozen_heap
     from stepgraph.executor._reuse import plan_diff, step_signatures
     from stepgraph.executor._scheduler import Scheduler, execute
     from stepgraph.executor._validate import (
@@ -32,6 +32,7 @@ __all__ = [
     "ToolCall",
     "build_graph",
     "check_plan",
+    "collector_paused",
     "dask_backend",
     "dependencies",
     "execute",
@@ -53,6 +54,7 @@ _MODULES = {
     "ToolCall": "stepgraph.executor._backend",
     "build_graph": "stepgraph.executor._validate",
     "check_plan": "stepgraph.executor._validate",
+    "collector_paused": "stepgraph.executor._heap",
     "dask_backend": "stepgraph.executor._dask",
     "dependencies": "stepgraph.executor._validate",
     "execute": "stepgraph.executor._scheduler",
