@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -135,11 +136,36 @@ def plan_hash_of(dumped: dict[str, Any]) -> str:
     Empty grounding fields are left out: the hash plans had before they existed.
     """
     content = {k: v for k, v in dumped.items() if k not in _GROUNDING_FIELDS or v}
-    canonical = json.dumps(content, sort_keys=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    digest = hashlib.sha256()
+    for piece in canonical_json(content):
+        digest.update(piece.encode())
+    return digest.hexdigest()
 
 
 _GROUNDING_FIELDS = ("inputs", "constants", "unused")
+
+
+def canonical_json(value: Any, depth: int = 0) -> Iterator[str]:
+    """``json.dumps(value, sort_keys=True)`` in pieces, one per member down to two levels.
+
+    Joined, the pieces are that text exactly (plan hashes in old journals stay valid);
+    made whole, a 2,000-step plan's text held 2.8 MB while the encoder built it.
+    """
+    if depth < 2 and type(value) is dict and all(type(key) is str for key in value):
+        yield "{"
+        for index, (key, member) in enumerate(sorted(value.items())):
+            yield f"{', ' if index else ''}{json.dumps(key)}: "
+            yield from canonical_json(member, depth + 1)
+        yield "}"
+    elif depth < 2 and type(value) is list:
+        yield "["
+        for index, member in enumerate(value):
+            if index:
+                yield ", "
+            yield from canonical_json(member, depth + 1)
+        yield "]"
+    else:
+        yield json.dumps(value, sort_keys=True)
 
 
 class ApprovalPolicy(StrEnum):
@@ -346,7 +372,8 @@ class Observation(BaseModel):
     attempt: int = Field(1, description="1 for the first attempt, 2 for the first retry, ...")
     duration_ms: float = Field(0.0, description="Wall time of the attempt in milliseconds.")
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # Frozen: what was observed does not change afterwards (and runs share field-name sets).
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
 
 class VerdictKind(StrEnum):

@@ -350,7 +350,8 @@ class RunSession:
         plan = plan_file.plan if plan_file else prepared.plan
         if plan is not None:
             source = "file" if plan_file else "task"
-            self._check_given(plan)
+            # Journaled before it is checked, as a planner's plan is: its dump is gone by
+            # the time the graph is built (the two together were a replay's peak).
             if self.journal.heard:
                 dumped = plan.model_dump(mode="json")
                 self.journal.emit(
@@ -358,6 +359,8 @@ class RunSession:
                         source=source, plan=dumped, plan_hash=self._plan_hash(plan, dumped)
                     )
                 )
+                del dumped
+            self._check_given(plan)
             return plan
         planner = require_planner(self.config.planner, prepared)
         self.early = early_start(self)

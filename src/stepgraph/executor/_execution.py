@@ -115,3 +115,50 @@ class Execution:
     def reused(self) -> set[str]:
         """Steps whose value came from an earlier round."""
         return self._views.reused
+
+
+# One attempt as the scheduler notes it: step, ok, duration_ms, value, error, attempt.
+_Row = tuple[str, bool, float, Any, str | None, int]
+_make_observation = Observation.__pydantic_validator__.validate_python
+
+
+class ObservationLog:
+    """Each attempt noted as a tuple while the run lasts; Observations made at its end.
+
+    A tuple is a third of a dict and a sixth of an Observation, and a run's peak is where
+    the two coexist. Observations with the same fields given share one set of their names
+    (216 bytes each otherwise): Observation is frozen, so nothing adds to it.
+    """
+
+    def __init__(self) -> None:
+        self._rows: list[_Row] = []
+        self._given: dict[frozenset[str], set[str]] = {}
+
+    def add(
+        self, step: str, ok: bool, duration_ms: float, value: Any, error: str | None, attempt: int
+    ) -> None:
+        """Note one attempt, in the order attempts end."""
+        self._rows.append((step, ok, duration_ms, value, error, attempt))
+
+    def observations(self) -> list[Observation]:
+        """The attempts as Observations, in order; the log is empty afterwards."""
+        rows, self._rows = self._rows, []
+        rows.reverse()
+        made: list[Observation] = []
+        while rows:  # each tuple goes as its Observation comes
+            step, ok, duration, value, error, attempt = rows.pop()
+            fields: dict[str, Any] = {"step": step, "ok": ok, "duration_ms": duration}
+            if value is not None:
+                fields["value"] = value
+            if error is not None:
+                fields["error"] = error
+            if attempt != 1:
+                fields["attempt"] = attempt
+            observation = _make_observation(fields)
+            names = frozenset(fields)
+            given = self._given.get(names)
+            if given is None:
+                given = self._given[names] = set(fields)
+            object.__setattr__(observation, "__pydantic_fields_set__", given)
+            made.append(observation)
+        return made

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import networkx as nx
-from pydantic import TypeAdapter
 
 from stepgraph.exceptions import BudgetExceededError, NonRetryableError, StepgraphError
 from stepgraph.executor._ahead import Ahead, AheadBackend
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall, resolve_args
-from stepgraph.executor._execution import Execution, StepState
+from stepgraph.executor._execution import Execution, ObservationLog, StepState
 from stepgraph.executor._heap import frozen_heap
 from stepgraph.executor._pool import PoolFuture
 from stepgraph.executor._validate import dependencies
@@ -35,14 +34,13 @@ from stepgraph.journal import (
     StepSkipped,
     Thought,
 )
-from stepgraph.model import Observation, Step
+from stepgraph.model import Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import ToolRegistry
 from stepgraph.tools.expression import Expression
 from stepgraph.units import convert
 from stepgraph.values import check_data
 
-_OBSERVATIONS = TypeAdapter(list[Observation])
 _SETTLED = (StepState.REUSED, StepState.FAILED, StepState.SKIPPED)
 
 
@@ -127,7 +125,7 @@ class Scheduler:
         self._ready: deque[str] = deque()
         self._retries: list[tuple[float, Step, int]] = []  # (not before, step, attempt)
         self._abandoned: dict[Future[Any], _Abandoned] = {}
-        self._observations: list[dict[str, Any]] = []  # made Observations in one go at the end
+        self._observations = ObservationLog()
         self._running: dict[Future[Any], _Attempt] = {}
         # Finished futures arrive here from their done-callbacks: one cheap blocking get
         # per wake-up instead of `concurrent.futures.wait` re-arming every running future.
@@ -250,7 +248,7 @@ class Scheduler:
         # Plan order, not completion order: what follows (prompts, results) must not
         # depend on which of two parallel steps happened to finish first.
         result = self.result
-        result.observations = _OBSERVATIONS.validate_python(self._observations)
+        result.observations = self._observations.observations()
         records = result.records
         result.records = {node: records[node] for node in self.graph if node in records}
         return result
@@ -471,16 +469,7 @@ class Scheduler:
         error: str | None = None,
     ) -> None:
         duration = round(duration_ms, 3)
-        # Only what differs from the defaults: pydantic keeps a set of the fields given per
-        # model, 216 bytes for up to four names and 728 for six (a fifth of a big run's peak).
-        observation: dict[str, Any] = {"step": step, "ok": ok, "duration_ms": duration}
-        if value is not None:
-            observation["value"] = value
-        if error is not None:
-            observation["error"] = error
-        if attempt != 1:
-            observation["attempt"] = attempt
-        self._observations.append(observation)
+        self._observations.add(step, ok, duration, value, error, attempt)
         if self._heard:
             self.journal.emit(
                 ObservationEvent(

@@ -58,6 +58,23 @@ _ORJSON_STRICT = (
 )
 _NO_NAN = json.JSONEncoder(allow_nan=False).encode
 _SMALL = 2048  # bytes of JSON
+_SPLIT_DEPTH = 3  # a task, its plan, the plan's steps: each step is checked on its own
+
+
+def _parts(value: Any, depth: int = 0) -> Iterator[Any]:
+    """The value cut into its members down to `_SPLIT_DEPTH` levels, for checking piece by piece.
+
+    The standard library's encoder keeps every piece of its output until it joins them:
+    checking a 2,000-step plan in one call held 2.8 MB for 0.3 MB of JSON.
+    """
+    if depth < _SPLIT_DEPTH and type(value) is dict:
+        for member in value.values():
+            yield from _parts(member, depth + 1)
+    elif depth < _SPLIT_DEPTH and type(value) is list:
+        for member in value:
+            yield from _parts(member, depth + 1)
+    else:
+        yield value
 
 
 def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
@@ -77,10 +94,12 @@ def _plain_json(value: dict[str, Any] | list[Any]) -> Any:
     if len(text) < _SMALL or b'{"$' in text:
         return encode_value(value)
     try:
-        _NO_NAN(value)
+        for part in _parts(value):  # keys: orjson has refused all but strings
+            _NO_NAN(part)
     except (TypeError, ValueError):
         return encode_value(value)
-    return orjson.Fragment(text)
+    # orjson's bytes keep the room it grew into: up to four times the text.
+    return orjson.Fragment(bytes(memoryview(text)))
 
 
 _second: tuple[int, str] = (-1, "")  # the last whole second seen, and its ISO text
@@ -117,7 +136,8 @@ class _LineWriter:
         self._file = file
 
     def msg(self, message: bytes) -> None:
-        self._file.write(message + b"\n")
+        self._file.write(message)  # buffered: two writes cost less than a copy of a big line
+        self._file.write(b"\n")
 
     info = msg
 
