@@ -60,6 +60,10 @@ class Step(_Strict):
         """An empty expect_unit (models write "") means none."""
         return None if isinstance(value, str) and not value.strip() else value
 
+    # Frozen: a plan is changed by making a new one (repair, edit), never in place; and
+    # steps read back from a journal share their sets of given field names.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
 
 class Check(_Strict):
     """A condition that must hold once the steps have run."""

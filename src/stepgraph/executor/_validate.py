@@ -47,7 +47,7 @@ class _NoEdgeData(dict[str, Any]):
         if args and args[0] or kwargs or len(args) > 1:
             raise TypeError("the edges of a step graph carry no data")
 
-    update = __setitem__ = setdefault = _refuse  # type: ignore[assignment]
+    update = __setitem__ = setdefault = _refuse
 
 
 _EDGE_DATA = _NoEdgeData()

@@ -275,13 +275,18 @@ def _unmark_defaults(plan: StepGraph) -> StepGraph:
     The journal writes every field, so a step read back from it has all eight in
     `model_fields_set`: a set of eight names is 728 bytes, half of what the step costs.
     The steps' values do not change, nor their dump or the plan's hash; nothing reads
-    which fields of a step were given.
+    which fields of a step were given. Steps given the same fields share one set of their
+    names (a step is frozen: nothing adds to it).
     """
+    shared: dict[frozenset[str], set[str]] = {}
     for step in plan.steps:
-        given = {
+        given = frozenset(
             name for name in step.model_fields_set if getattr(step, name) != _STEP_DEFAULTS[name]
-        }
-        object.__setattr__(step, "__pydantic_fields_set__", given)
+        )
+        names = shared.get(given)
+        if names is None:
+            names = shared[given] = set(given)
+        object.__setattr__(step, "__pydantic_fields_set__", names)
     return plan
 
 
