@@ -1,8 +1,10 @@
 """The journal keeps every value exactly, refuses what is not data, and fails clearly."""
 
+import enum
 import json
 import math
 import socket
+import uuid
 from pathlib import Path
 
 import orjson
@@ -197,12 +199,33 @@ def test_a_large_field_written_by_the_journal_reads_back_as_it_was(tmp_path_fact
     assert same(decode_value(event.data), large)
 
 
+@pytest.mark.parametrize("deep", [False, True], ids=["at the top", "deep in a step"])
 @pytest.mark.parametrize("value", [NAN, INF, BIG, {"$int": "5"}, (1, 2)])
-def test_a_plan_sized_field_keeps_each_value_that_json_cannot_hold(tmp_path, value):
+def test_a_plan_sized_field_keeps_each_value_that_json_cannot_hold(tmp_path, value, deep):
+    """The check for NaN runs piece by piece on a big field: it must still reach every level."""
     path = tmp_path / "j.jsonl"
-    plan = {"steps": [{"id": f"s{i}", "args": {"x": i}} for i in range(200)], "odd": value}
+    plan: dict[str, object] = {"steps": [{"id": f"s{i}", "args": {"x": i}} for i in range(600)]}
+    if deep:
+        plan["steps"][450]["args"]["rows"] = [{"cells": [1, value]}]  # type: ignore[index]
+    else:
+        plan["odd"] = value
     with JournalWriter(path, "run") as journal:
         journal.emit(JournalEvent(event="test.data", data=plan))
     json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} written"))
     [event] = read_journal(path).events
     assert same(decode_value(event.data), plan)
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+
+@pytest.mark.parametrize("value", [Colour.RED, uuid.UUID(int=7)], ids=["enum", "uuid"])
+def test_a_plan_sized_field_refuses_what_is_not_data_however_deep(tmp_path, value):
+    """orjson would write an enum's value or a UUID's text; the journal refuses them by name."""
+    path = tmp_path / "j.jsonl"
+    plan = {"steps": [{"id": f"s{i}", "args": {"x": i}} for i in range(600)]}
+    plan["steps"][450]["args"]["deep"] = [{"cells": [value]}]
+    with JournalWriter(path, "run") as journal, pytest.raises(JournalError, match="not plain data"):
+        journal.emit(JournalEvent(event="test.data", data=plan))
+    assert path.read_bytes() == b"", "a refused event leaves no line"

@@ -20,13 +20,18 @@ def resolve_args(tool: Tool, args: dict[str, Any], scope: Mapping[str, Any]) -> 
 
     Expression arguments are bound, not pasted: the values travel beside the text.
     Run by the scheduler, and on a Dask worker for a step submitted ahead of its inputs.
+    Arguments without references come back as the step's own dict, not a copy: a run
+    keeps each step's arguments to its end (read them, do not change them).
     """
-    return {
+    resolved = {
         name: bind(value, scope)
         if name in tool.expression_args and isinstance(value, str)
         else resolve(value, scope)
         for name, value in args.items()
     }
+    if all(resolved[name] is value for name, value in args.items()):
+        return args
+    return resolved
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ class StepState(StrEnum):
     SKIPPED = "skipped"  # an upstream step failed
 
 
-@dataclass
+@dataclass(slots=True)  # one per step, held for the run: slots halve it
 class StepRecord:
     """One step's outcome: its state, its value, the arguments it ran with, its error."""
 

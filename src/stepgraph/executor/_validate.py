@@ -9,6 +9,7 @@ from typing import Any
 import networkx as nx
 
 from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError
+from stepgraph.executor._graph import StepDiGraph
 from stepgraph.executor._heap import collector_paused
 from stepgraph.model import RESERVED_IDS, Check, Step, StepGraph
 from stepgraph.references import (
@@ -36,30 +37,9 @@ def build_graph(steps: list[Step]) -> nx.DiGraph:
     return _graph(steps, [dependencies(step) for step in steps])
 
 
-class _NoEdgeData(dict[str, Any]):
-    """The data of every edge of a step graph: none, one shared empty dict for all of them.
-
-    networkx gives each edge a dict of its own (64 bytes, two edges a step); an edge here
-    only says that one step waits for another, so writing data on one is refused.
-    """
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        if args and args[0] or kwargs or len(args) > 1:
-            raise TypeError("the edges of a step graph carry no data")
-
-    update = __setitem__ = setdefault = _refuse
-
-
-_EDGE_DATA = _NoEdgeData()
-
-
-class _StepDiGraph(nx.DiGraph):  # type: ignore[misc]  # networkx is untyped
-    edge_attr_dict_factory = staticmethod(lambda: _EDGE_DATA)
-
-
 def _graph(steps: list[Step], upstream: list[list[str]]) -> nx.DiGraph:
     """`build_graph` with each step's dependencies known (in bulk: networkx's per-call cost)."""
-    graph = _StepDiGraph()
+    graph = StepDiGraph()
     graph.add_nodes_from((step.id, {"step": step}) for step in steps)
     ids = graph.nodes
     graph.add_edges_from(
