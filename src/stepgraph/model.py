@@ -149,8 +149,11 @@ def plan_hash_of(dumped: dict[str, Any]) -> str:
 _GROUNDING_FIELDS = ("inputs", "constants", "unused")
 
 
+_SLICE = 256  # members of a long list encoded in one call
+
+
 def canonical_json(value: Any, depth: int = 0) -> Iterator[str]:
-    """``json.dumps(value, sort_keys=True)`` in pieces, one per member down to two levels.
+    """``json.dumps(value, sort_keys=True)`` in pieces (members, long lists in slices).
 
     Joined, the pieces are that text exactly (plan hashes in old journals stay valid);
     made whole, a 2,000-step plan's text held 2.8 MB while the encoder built it.
@@ -161,12 +164,11 @@ def canonical_json(value: Any, depth: int = 0) -> Iterator[str]:
             yield f"{', ' if index else ''}{json.dumps(key)}: "
             yield from canonical_json(member, depth + 1)
         yield "}"
-    elif depth < 2 and type(value) is list:
+    elif depth < 2 and type(value) is list and len(value) > _SLICE:
         yield "["
-        for index, member in enumerate(value):
-            if index:
-                yield ", "
-            yield from canonical_json(member, depth + 1)
+        for start in range(0, len(value), _SLICE):
+            text = json.dumps(value[start : start + _SLICE], sort_keys=True)
+            yield f"{', ' if start else ''}{text[1:-1]}"  # the slice's members, no brackets
         yield "]"
     else:
         yield json.dumps(value, sort_keys=True)

@@ -92,6 +92,13 @@ def test_the_canonical_pieces_join_to_the_standard_librarys_sorted_text(value):
     assert "".join(canonical_json(value)) == json.dumps(value, sort_keys=True)
 
 
+@pytest.mark.parametrize("length", [0, 1, 256, 257, 700])
+def test_long_lists_cut_in_slices_still_join_to_the_same_text(length):
+    value = {"steps": [{"id": f"s{i}", "args": {"x": [i, None, "é"]}} for i in range(length)]}
+    value["z"] = [[i] for i in range(length)]
+    assert "".join(canonical_json(value)) == json.dumps(value, sort_keys=True)
+
+
 def test_a_plan_hash_is_the_sha256_of_its_sorted_json():
     plan = StepGraph.model_validate({"steps": PLAN, "answer": "${total}"})
     content = plan.model_dump(mode="json")
