@@ -23,7 +23,7 @@ from stepgraph.units import (
     round_significant,
 )
 
-_INT64 = (-(2**63), 2**63 - 1)  # what orjson and most JSON readers take as an exact integer
+INT64_RANGE = (-(2**63), 2**63 - 1)  # what orjson and most JSON readers take as an exact integer
 _TAGS = frozenset({"$quantity", "$int", "$float", "$dict"})
 _ALLOWED = (
     "allowed: None, bool, int, float, str, quantities, and lists, tuples and dicts with "
@@ -99,7 +99,7 @@ class _Refused(Exception):
 
 
 def _encode_int(value: int) -> Any:
-    if _INT64[0] <= value <= _INT64[1]:
+    if INT64_RANGE[0] <= value <= INT64_RANGE[1]:
         return value
     # Decimal reads best; hex past the size Python refuses to print in decimal.
     text = str(value) if value.bit_length() <= HUGE_INT_BITS else hex(value)
