@@ -1,5 +1,6 @@
 """Replay: the journal alone reproduces a run; changes since the recording are divergences."""
 
+import json
 import shutil
 import time
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stepgraph import Engine, Planner, StepGraph, Task, tool
+from stepgraph import Engine, Planner, PlanningError, StepGraph, Task, tool
 from stepgraph.engine import compare, replay
 from stepgraph.engine._replay import compare_files
 from stepgraph.journal import read_journal
@@ -44,6 +45,57 @@ def test_a_planned_and_repaired_run_replays_without_the_model(tmp_path):
     report = replay(tmp_path / "j.jsonl")
     assert report.identical, report.divergences
     assert report.result.answer == original.answer == "3"
+
+
+def test_a_run_whose_planner_gave_up_replays_to_the_same_end(tmp_path):
+    """Seen with a 1.5B model: three plans without steps; the replay asked a fourth time."""
+    model = ScriptedLLM(['{"steps": []}'] * 3)
+    task = Task(goal="How many hours does 2.5 TB take over a 450 Mbps link?")
+    with pytest.raises(PlanningError, match="no valid plan in 3 attempts"):
+        Engine(planner=Planner(model, plan_retries=2)).run(task, journal=tmp_path / "j.jsonl")
+    report = replay(tmp_path / "j.jsonl")
+    assert report.identical, report.divergences or report.error
+    replayed = read_journal(report.journal)
+    assert len(replayed.of_kind("llm.request")) == 3
+    assert replayed.of_kind("run.end")[0].status == "invalid"
+
+
+def test_an_older_record_of_a_planner_that_gave_up_replays_to_the_same_end(tmp_path):
+    """Records written before run.start named the planner's retries: read from the attempts."""
+    model = ScriptedLLM(['{"steps": []}'] * 2)
+    task = Task(goal="How many hours does 2.5 TB take over a 450 Mbps link?")
+    with pytest.raises(PlanningError, match="no valid plan in 2 attempts"):
+        Engine(planner=Planner(model, plan_retries=1)).run(task, journal=tmp_path / "j.jsonl")
+    events = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
+    del events[0]["config"]["plan_retries"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    report = replay(tmp_path / "old.jsonl")
+    assert report.identical, report.divergences or report.error
+
+
+def test_a_replay_that_fails_where_the_run_did_not_is_an_error(tmp_path):
+    model = ScriptedLLM([migration_plan("ceil", answer="${nights}")])
+    task = Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
+    Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
+    events = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
+    for event in events:  # the recorded answer edited into a plan without steps
+        if event["event"] == "llm.response":
+            event["text"] = '{"steps": []}'
+    (tmp_path / "edited.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    report = replay(tmp_path / "edited.jsonl")
+    assert not report.identical
+    assert report.error and "the replay asked the model more often" in report.error
+
+
+def test_a_replay_that_stops_before_its_first_event_says_so(tmp_path):
+    model = ScriptedLLM([migration_plan("ceil", answer="${nights}")])
+    task = Task(goal="nights", inputs={"data": "2.5 TB", "link": "450 Mbps"})
+    Engine(planner=Planner(model)).run(task, journal=tmp_path / "j.jsonl")
+    lines = (tmp_path / "j.jsonl").read_text().splitlines(keepends=True)
+    kept = [line for line in lines if '"llm.response"' not in line]  # no answer to replay
+    (tmp_path / "cut.jsonl").write_text("".join(kept))
+    report = replay(tmp_path / "cut.jsonl")
+    assert not report.identical and report.error
 
 
 @pytest.fixture

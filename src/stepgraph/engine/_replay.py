@@ -36,7 +36,7 @@ from stepgraph.journal import (
     RunEnd,
     RunResume,
 )
-from stepgraph.model import ApprovalPolicy, Budget, RunResult
+from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
 from stepgraph.tools import Tool, recorded_tools
@@ -233,8 +233,23 @@ def replay(
     # journals are read again, line by line.
     del recording, recorded, backend
     gc.collect()
+    if not out_path.exists():  # the run stopped before its first event: nothing to compare
+        report.error = report.error or "the replay stopped before it wrote an event"
+        return report
     report.divergences += compare_files(path, out_path)
     return report
+
+
+def _plan_retries_seen(recording: Recording) -> int | None:
+    """The planner's retries for a record written before `run.start` said them.
+
+    A planner that gave up used all of its tries in its last round; one that did not
+    gets more than it needs (ten) and asks only as often as the record answers.
+    """
+    if recording.end_status != "invalid":
+        return None
+    attempts = [e.attempt for e in recording.journal.events if isinstance(e, LLMResponse)]
+    return max(attempts, default=1) - 1
 
 
 def _recorded_servers(mcp_tools: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -288,10 +303,15 @@ def _run_again(
     # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
     offline = not live and from_step is None
     mcp_tools = recording.start.mcp_tools
+    retries = recording.start.config.get("plan_retries", _plan_retries_seen(recording))
     engine = Engine(
         tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
         mcp_servers=[] if offline else _recorded_servers(mcp_tools),
-        planner=Planner(ReplayLLM(texts), plan_retries=10) if texts else None,
+        # As many tries as the run had: a planner that gave up must give up again, not ask
+        # once more than the record holds.
+        planner=Planner(ReplayLLM(texts), plan_retries=10 if retries is None else int(retries))
+        if texts
+        else None,
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
         cross_check=bool(recording.start.config.get("cross_check", False)),
         stream=bool(recording.start.config.get("stream", False)),
@@ -323,5 +343,11 @@ def _run_again(
         if recording.end_status != "budget_exceeded":
             report.error = str(e)
     except StepgraphError as e:
-        report.error = str(e)
+        # A run the record shows failing too is reproduced, not broken: the two `run.end`
+        # lines, compared next, say whether it failed the same way.
+        if recording.end_status is None or recording.end_status in _RESULT_STATUSES:
+            report.error = str(e)
     return True
+
+
+_RESULT_STATUSES = frozenset(RunStatus)  # a run that ended with a result, not an error

@@ -248,6 +248,7 @@ class RunSession:
                 mcp_tools=mcp_definitions(self.prepared.tools),
                 config={
                     "repair_rounds": self.config.repair_rounds,
+                    "plan_retries": getattr(self.config.planner, "plan_retries", None),
                     "cross_check": self.config.cross_check,
                     "stream": streaming_applies(self),
                 },

@@ -67,6 +67,13 @@ class NodeData(MutableMapping[str, Any]):
         if self._more:
             yield from self._more
 
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        """Set keys; a plain ``{"step": ...}`` (what a plan's nodes are added with) at once."""
+        if type(other) is dict and not kwargs and len(other) == 1 and "step" in other:
+            self._step = other["step"]
+        else:
+            super().update(other, **kwargs)
+
     def __len__(self) -> int:
         return (self._step is not _UNSET) + len(self._more or ())
 
