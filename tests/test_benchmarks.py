@@ -1,7 +1,16 @@
 """The benchmarks still run (tiny sizes; speed itself is judged by `python -m benchmarks.run`)."""
 
 import pytest
-from benchmarks import critical_path, dask_overhead, economy, mcp_calls, overhead, scale, telemetry
+from benchmarks import (
+    critical_path,
+    dask_overhead,
+    economy,
+    mcp_calls,
+    overhead,
+    replay_phases,
+    scale,
+    telemetry,
+)
 from benchmarks._common import critical_path_ms, random_dag
 
 
@@ -39,3 +48,14 @@ def test_the_dask_benchmark_prints_its_table_and_its_goals():
     output = dask_overhead.run(steps=12, width=3, repeats=1)
     assert output.startswith("## 8.") and "plain Client.submit" in output
     assert "Goal: sleep graph within 1.1x" in output
+
+
+def test_the_replay_phases_benchmark_names_each_phase_and_restores_what_it_wrapped():
+    from stepgraph.engine import _session
+
+    start = _session.RunSession._start
+    output = replay_phases.run((60,))
+    for phase in ("reading the record", "writing run.start", "the run", "comparing"):
+        assert f"| {phase}" in output
+    assert "x the journal." in output
+    assert _session.RunSession._start is start, "the measured functions are restored"
