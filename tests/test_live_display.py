@@ -154,7 +154,7 @@ def test_each_step_sits_on_the_level_of_its_longest_chain_and_a_cycle_shows_none
     """The display's critical path: a diamond with a shortcut, and a plan with a cycle."""
     diamond = [
         {"id": "a"},
-        {"id": "b", "args": {"x": "${a}"}},
+        {"id": "b", "args": {"rows": [{"x": "${a}"}], "n": 2}},  # found however deep
         {"id": "c", "args": {"x": "${b.size}"}, "depends_on": ["a"]},
         {"id": "d", "depends_on": ["a", "c"]},
         {"id": "e", "args": {"x": "${nowhere}"}},  # a dangling reference waits for nothing

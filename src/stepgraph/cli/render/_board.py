@@ -23,6 +23,7 @@ from stepgraph.journal import (
     PlanRepair,
     StepReused,
     StepSkipped,
+    Thought,
 )
 
 SETTLED = ("ok", "reused", "failed", "skipped")
@@ -67,7 +68,7 @@ class ProgressBoard:
     recorded: int = 0  # events seen, so a test can compare them with frames drawn
     # A frame prints this many routine lines and counts the rest: holding every success of
     # a 20,000-step run until the next frame cost the run a tenth of its time.
-    routine_per_frame: int = 25
+    routine_per_frame: int = 12
     _routine_held: int = 0
     _elided: int = 0
 
@@ -75,6 +76,8 @@ class ProgressBoard:
         """Note what an event changes; never draws (it runs on the emitting thread)."""
         with self._lock:
             self.recorded += 1
+            if type(event) is Thought:  # a third of a run's events, and nothing to show
+                return
             if isinstance(event, PlanProposed):
                 self.states = {step["id"]: "waiting" for step in event.plan.get("steps", [])}
                 self.notes.clear()
