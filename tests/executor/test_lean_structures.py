@@ -120,3 +120,13 @@ def test_a_nodes_data_holds_its_step_and_other_keys_like_a_dict():
         data["layer"]
     copy = graph.copy()
     assert copy.nodes["total"]["step"] is graph.nodes["total"]["step"]
+
+
+def test_the_proposed_plan_of_a_task_is_its_plan_as_written_in_run_start(tmp_path):
+    """The task's plan is dumped once for both events; both must still say the same."""
+    task = make_task(PLAN, answer="${total}")
+    Engine().run(task, journal=tmp_path / "j.jsonl")
+    journal = read_journal(tmp_path / "j.jsonl")
+    [start], [proposed] = journal.of_kind("run.start"), journal.of_kind("plan.proposed")
+    assert proposed.plan == start.definition["plan"] == task.plan.model_dump(mode="json")
+    assert proposed.plan_hash == task.plan.plan_hash()

@@ -169,6 +169,8 @@ class RunSession:
         self._hashes: dict[int, tuple[StepGraph, str]] = {}
         # ... and check each given plan once: its graph is what runs (a fifth of a big run).
         self._graphs: dict[int, tuple[StepGraph, nx.DiGraph]] = {}
+        # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
+        self._task_plan_dump: dict[str, Any] | None = None
 
     def _check_given(self, plan: StepGraph) -> None:
         self._graphs[id(plan)] = (plan, check_given_plan(plan, self.prepared))
@@ -236,13 +238,15 @@ class RunSession:
         if not self.journal.heard:  # dumping the task is a tenth of a no-op run: skip unread
             return
         task = self.prepared.task
+        definition = task.model_dump(mode="json")
+        self._task_plan_dump = definition.get("plan")
         self.journal.emit(
             RunStart(
                 task=task.name,
                 goal=task.goal,
                 version=JOURNAL_VERSION,
                 inputs=self.prepared.inputs,
-                definition=task.model_dump(mode="json"),
+                definition=definition,
                 base_dir=str(self.prepared.base_dir),
                 tools=tool_fingerprints(self.prepared.tools),
                 mcp_tools=mcp_definitions(self.prepared.tools),
@@ -354,7 +358,10 @@ class RunSession:
             # Journaled before it is checked, as a planner's plan is: its dump is gone by
             # the time the graph is built (the two together were a replay's peak).
             if self.journal.heard:
-                dumped = plan.model_dump(mode="json")
+                dumped = self._task_plan_dump if source == "task" else None
+                if dumped is None:
+                    dumped = plan.model_dump(mode="json")
+                self._task_plan_dump = None
                 self.journal.emit(
                     PlanProposed(
                         source=source, plan=dumped, plan_hash=self._plan_hash(plan, dumped)
