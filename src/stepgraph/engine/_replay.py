@@ -77,6 +77,7 @@ class RecordedOutcome:
 # The events a replay keeps besides the task and the plans (built as they are read): the
 # model's answers, approvals, resumes, the end; observations are kept as `RecordedOutcome`s.
 _KEPT = (RunResume, RunEnd, PlanApproved, PlanRepair, LLMResponse)
+_RESULT_STATUSES = frozenset(RunStatus)  # a run that ended with a result, not an error
 
 
 class RecordedOutcomes:
@@ -303,7 +304,9 @@ def _run_again(
     # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
     offline = not live and from_step is None
     mcp_tools = recording.start.mcp_tools
-    retries = recording.start.config.get("plan_retries", _plan_retries_seen(recording))
+    retries = recording.start.config.get("plan_retries")
+    if "plan_retries" not in recording.start.config:
+        retries = _plan_retries_seen(recording)
     engine = Engine(
         tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
         mcp_servers=[] if offline else _recorded_servers(mcp_tools),
@@ -348,6 +351,3 @@ def _run_again(
         if recording.end_status is None or recording.end_status in _RESULT_STATUSES:
             report.error = str(e)
     return True
-
-
-_RESULT_STATUSES = frozenset(RunStatus)  # a run that ended with a result, not an error
