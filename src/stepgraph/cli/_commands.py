@@ -32,7 +32,7 @@ from stepgraph.cli._model_options import (
 )
 from stepgraph.cli._otel_command import OtelOpt, tracing
 from stepgraph.cli._serve_commands import register as register_serve
-from stepgraph.exceptions import TaskFileError
+from stepgraph.exceptions import ApprovalError, TaskFileError
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
 
 # Each command imports the stages it uses when it runs: `stepgraph --help` and
@@ -203,6 +203,13 @@ def run(
         if journal is not None:  # before the task is loaded: nothing may run first
             check_journal_free(journal, replace=replace_journal)
         plan_file = PlanFile.load(plan_path) if plan_path else None
+        if plan_file is not None and set_:
+            # The file's approval binds its inputs: changed ones need a new approval.
+            raise ApprovalError(
+                "--set cannot change the inputs of an approved plan file (the approval "
+                "covers them); write and approve a new one: `stepgraph plan TASK --set ... "
+                "--out FILE`, then `stepgraph approve FILE`"
+            )
         if target is None and plan_file is None:
             raise TaskFileError("give a task file or a goal, or --plan with an approved plan file")
         source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]

@@ -15,6 +15,7 @@ import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
 from stepgraph.cli._otel_command import OtelOpt, otel_command, tracing
+from stepgraph.model import RunStatus
 
 # The commands import what they use when they run (see `_commands`).
 
@@ -52,6 +53,18 @@ def replay_command(
         )
     if report.error:
         console.print(Text(f"the replay stopped: {report.error}", style="red"))
+    result = report.result
+    if result is not None and result.status is RunStatus.AWAITING_APPROVAL:
+        # Tools run for real only under an approval of this very plan and task.
+        console.print(
+            Text(
+                f"the {'fork' if from_step else 'live replay'} runs tools for real and the "
+                "record holds no approval of its plan as it would run now: it waits for a "
+                f"decision (`stepgraph approve {report.journal} --by NAME`, or --reject)",
+                style="yellow",
+            )
+        )
+        raise typer.Exit(int(ExitCode.AWAITING))
     if from_step and report.result is not None:
         _display.show_result(console, report.result)
         console.print(Text(f"forked from {journal} at step '{from_step}'"))
@@ -72,6 +85,12 @@ def resume_command(
     journal: JournalArg,
     rerun_side_effects: Annotated[
         bool, typer.Option(help="Run again steps with side effects that started but never ended.")
+    ] = False,
+    accept_changed_tools: Annotated[
+        bool,
+        typer.Option(
+            help="Finish the run although a tool's schema or code changed since it started."
+        ),
     ] = False,
     scripted: ScriptedOpt = None,
     base_url: BaseUrlOpt = None,
@@ -122,6 +141,7 @@ def resume_command(
             listeners=[progress, *traces],
             planner=planner,
             budget=budget,
+            accept_changed_tools=accept_changed_tools,
         )
     _display.show_result(console, result)
     raise typer.Exit(int(STATUS_EXIT[result.status]))

@@ -109,16 +109,20 @@ def _approve_plan_file(console: Console, path: Path, who: str) -> None:
     from stepgraph.engine import Engine, PlanFile, plan_view
 
     plan_file = PlanFile.load(path)
+    plan_file.check_unchanged()
     prepared = Engine().prepare(plan_file.task)
     with prepared.resources:  # MCP servers: their tools' hints are read, then they stop
-        inputs = prepared.for_plan(plan_file.plan).inputs
-        view = plan_view(plan_file.plan, prepared.tools, inputs)
+        view = plan_view(plan_file.plan, prepared)
     show_plan_view(console, view)
-    plan_file.approve(who)
+    assert view.subject is not None  # plan_view always binds one
+    plan_file.approve(who, view.subject)  # the plan with these inputs and these tools
     plan_file.save(path)
     record = plan_file.approval
-    assert record is not None
-    console.print(f"approved by {record.by} at {record.at} (plan {record.plan_hash[:12]})")
+    assert record is not None and record.approval_hash is not None
+    console.print(
+        f"approved by {record.by} at {record.at} (plan {record.plan_hash[:12]}, "
+        f"with its inputs and tools {record.approval_hash[:12]})"
+    )
 
 
 @handle_errors

@@ -12,12 +12,14 @@ from stepgraph._lazy import lazy_names as _lazy_names
 if _TYPE_CHECKING:
     from stepgraph.engine._approval import (
         HOW_TO_APPROVE,
+        ApprovalSubject,
         Approver,
         Decision,
         ParkingApprover,
         PlanFile,
         PlanView,
         RunParked,
+        approval_subject,
         effective_policy,
         plan_view,
     )
@@ -39,6 +41,7 @@ if _TYPE_CHECKING:
 __all__ = [
     "BUDGET_LABELS",
     "HOW_TO_APPROVE",
+    "ApprovalSubject",
     "Approver",
     "BudgetKeeper",
     "Decision",
@@ -55,6 +58,7 @@ __all__ = [
     "RunParked",
     "check_decision",
     "check_journal_free",
+    "approval_subject",
     "compare",
     "decide",
     "effective_policy",
@@ -70,6 +74,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "ApprovalSubject": "stepgraph.engine._approval",
     "Approver": "stepgraph.engine._approval",
     "BUDGET_LABELS": "stepgraph.engine._budget",
     "BudgetKeeper": "stepgraph.engine._budget",
@@ -85,6 +90,7 @@ _MODULES = {
     "RunConfig": "stepgraph.engine._session",
     "RunOptions": "stepgraph.engine._session",
     "RunParked": "stepgraph.engine._approval",
+    "approval_subject": "stepgraph.engine._approval",
     "check_decision": "stepgraph.engine._park",
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",

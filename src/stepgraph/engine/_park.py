@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepgraph.engine._approval import Decision, ParkingApprover, PlanView, plan_view
+from stepgraph.engine._approval import (
+    Decision,
+    ParkingApprover,
+    PlanView,
+    approval_hash,
+    plan_view,
+)
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
@@ -49,7 +55,8 @@ class ParkedRun:
     def view(self, engine: Engine | None = None) -> PlanView:
         """The plan as a person reviews it (rows, critical path, side effects)."""
         prepared = _prepared(self.recording, engine or Engine())
-        return plan_view(self.plan, prepared.tools, prepared.inputs)
+        with prepared.resources:
+            return plan_view(self.plan, prepared)
 
     def diff(self) -> dict[str, Any] | None:
         """What changed against the plan reviewed before (after an edit or a revision)."""
@@ -134,11 +141,35 @@ def check_decision(
         )
     if decision.action == "revise" and planner is None:
         raise ApprovalError("a revision needs a planner (a model) configured")
-    if decision.action == "edit":
-        if decision.plan is None:
-            raise ApprovalError("an edit needs the edited plan")
-        check_plan(decision.plan, _prepared(state.recording, Engine(tools=tools)))
+    prepared = _prepared(state.recording, Engine(tools=tools))
+    with prepared.resources:
+        check_bound(state, decision, approval_hash(state.plan, prepared))
+        if decision.action == "edit":
+            if decision.plan is None:
+                raise ApprovalError("an edit needs the edited plan")
+            check_plan(decision.plan, prepared)
     return state
+
+
+def check_bound(state: ParkedRun, decision: Decision, now: str) -> None:
+    """Refuse a decision about something else than what the run waits on, as it would run now.
+
+    `now` is the approval hash of the parked plan in the task as the decider would run it:
+    with other tools (changed plugin code, another server's tools) it is another subject.
+    """
+    waiting = state.awaiting.approval_hash
+    if waiting is not None and now != waiting:
+        raise ApprovalError(
+            "the run parked on its plan with other tools or inputs than it would run with now "
+            f"(parked {waiting[:12]}, now {now[:12]}): its tools' code or schemas changed; "
+            "nothing ran. Start the run again to review it as it is now"
+        )
+    if decision.approval_hash is not None and decision.approval_hash != (waiting or now):
+        raise ApprovalError(
+            "the decision names another plan than the one the run waits on "
+            f"(decided {decision.approval_hash[:12]}, waiting {(waiting or now)[:12]}): "
+            "reload the approval page and decide again"
+        )
 
 
 def _settled(

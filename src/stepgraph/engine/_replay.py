@@ -14,6 +14,7 @@ from typing import Any
 
 import networkx as nx
 
+from stepgraph.engine._approval import Decision, PlanView, RunParked
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
 from stepgraph.engine._engine import Engine
@@ -31,6 +32,7 @@ from stepgraph.journal import (
     LLMResponse,
     ObservationEvent,
     PlanApproved,
+    PlanRejected,
     PlanRepair,
     Recording,
     RunEnd,
@@ -76,7 +78,7 @@ class RecordedOutcome:
 
 # The events a replay keeps besides the task and the plans (built as they are read): the
 # model's answers, approvals, resumes, the end; observations are kept as `RecordedOutcome`s.
-_KEPT = (RunResume, RunEnd, PlanApproved, PlanRepair, LLMResponse)
+_KEPT = (RunResume, RunEnd, PlanApproved, PlanRejected, PlanRepair, LLMResponse)
 _RESULT_STATUSES = frozenset(RunStatus)  # a run that ended with a result, not an error
 
 
@@ -108,6 +110,41 @@ class RecordedOutcomes:
         if have is not None:
             del self._steps[step]
         return have
+
+
+class RecordedDecisions:
+    """The approval gate of a replay: the record's decisions again, never a new one.
+
+    An exact replay calls no tool, so it gives each plan the decision the record holds for
+    it (approved, rejected, or parked where nobody decided). A live replay or a fork runs
+    tools for real: a plan runs only where the record approved the same plan in the same
+    resolved task (the same approval hash); a rejected, parked or changed one parks, for a
+    person to decide about the new run.
+    """
+
+    def __init__(self, recording: Recording, *, exact: bool) -> None:
+        self.exact = exact
+        self._decisions = [
+            event
+            for event in recording.journal.events
+            if isinstance(event, PlanApproved | PlanRejected)
+        ]
+
+    def review(self, view: PlanView) -> Decision:
+        """The recorded decision about this plan, or park."""
+        for event in self._decisions:
+            if self.exact and event.plan_hash == view.plan.plan_hash():
+                if isinstance(event, PlanApproved):
+                    return Decision("approve", who=event.who, how=event.how)
+                return Decision("reject", who=event.who, how=event.how)
+            if (
+                not self.exact
+                and isinstance(event, PlanApproved)
+                and event.approval_hash is not None
+                and event.approval_hash == view.approval_hash
+            ):
+                return Decision("approve", who=event.who, how=f"reused:{event.how}")
+        raise RunParked(view.approval_hash)
 
 
 def load_for_replay(path: Path) -> tuple[Recording, RecordedOutcomes]:
@@ -335,11 +372,15 @@ def _run_again(
     # The recorded call limits stop the replay where they stopped the run.
     limits = recorded_limits(recording.journal.events)
     options = RunOptions(
-        policy=ApprovalPolicy.AUTO,
+        # Every plan passes the recorded decisions, the one gate of every run.
+        policy=ApprovalPolicy.ASK,
+        approver=RecordedDecisions(recording, exact=not live and from_step is None),
         start_fields={"parent" if from_step else "replay_of": link},
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )
-    options.run_id = None if from_step else recording.run_id  # a fork is a new run
+    # A fork or a live replay is a new run (it may park for its own decision); an exact
+    # replay is the recorded run again.
+    options.run_id = recording.run_id if offline else None
     try:
         report.result = engine.run(prepared, journal=report.journal, options=options)
     except BudgetExceededError as e:  # the recorded run stopped there too: no error then

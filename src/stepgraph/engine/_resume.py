@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from stepgraph.engine._approval import Approver, plan_view
+from stepgraph.engine._approval import Approver, plan_view, tool_prints
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._park import parked
 from stepgraph.engine._session import RunOptions
@@ -28,6 +28,7 @@ def resume(
     approver: Approver | None = None,
     listeners: Iterable[Listener] = (),
     budget: Budget | None = None,
+    accept_changed_tools: bool = False,
 ) -> RunResult:
     """Finish an interrupted run in its own journal, after a `run.resume` event.
 
@@ -35,7 +36,8 @@ def resume(
     observation runs again if its tool has no side effects or is idempotent; otherwise only with
     `rerun_side_effects`, or when `approver` (a person) approves, else it is refused.
     A run its budget stopped resumes too; `budget` raises (or lowers) its limits, and
-    what it used before counts against them.
+    what it used before counts against them. A run whose tools changed since it started
+    (schema or code) is refused unless `accept_changed_tools`.
     """
     path = Path(journal)
     if parked(path) is not None:  # resuming must not stand in for the decision it waits for
@@ -58,6 +60,14 @@ def resume(
     loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
     prepared = dataclasses.replace(loaded, inputs=recording.inputs)
     prior, in_flight = recording.prior()
+    changed = changed_tools(recording.start.tool_prints, tool_prints(prepared.tools))
+    if changed and not accept_changed_tools:
+        prepared.resources.close()
+        raise ApprovalError(
+            f"the tools changed since the run started ({', '.join(changed)}): finishing it "
+            "would mix results of the old code with the new, under an approval of the old; "
+            "resume with --accept-changed-tools if that is what you want, or run it again"
+        )
     risky = [
         step.id
         for step in (prior.plan.steps if prior else [])
@@ -90,6 +100,17 @@ def resume(
     )
 
 
+def changed_tools(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The tools whose schema or code differ from the record (a record without prints: none)."""
+    if not recorded:
+        return []
+    return [
+        f"{name} ({'gone' if name not in now else 'changed'})"
+        for name, was in sorted(recorded.items())
+        if now.get(name) != was
+    ]
+
+
 def _confirm_rerun(
     risky: list[str], plan: Any, prepared: PreparedTask, approver: Approver | None
 ) -> None:
@@ -99,6 +120,6 @@ def _confirm_rerun(
     )
     if approver is None:
         raise ApprovalError(f"{message}; resume with --rerun-side-effects to run them again")
-    decision = approver.review(plan_view(plan, prepared.tools, prepared.inputs))
+    decision = approver.review(plan_view(plan, prepared))
     if decision.action != "approve":
         raise ApprovalError(f"{message}; the re-run was not approved")

@@ -18,13 +18,16 @@ from stepgraph.engine._answer import answer_sources, compose_answer, failures_of
 from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
+    ApprovalSubject,
     Approver,
     ParkingApprover,
     PlanFile,
     RunParked,
+    approval_subject,
     effective_policy,
     now,
     plan_view,
+    tool_prints,
 )
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
@@ -171,6 +174,7 @@ class RunSession:
         self._graphs: dict[int, tuple[StepGraph, nx.DiGraph]] = {}
         # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
         self._task_plan_dump: dict[str, Any] | None = None
+        self._tool_prints: dict[str, str] | None = None  # what approvals bind of the tools
 
     def _check_given(self, plan: StepGraph) -> None:
         self._graphs[id(plan)] = (plan, check_given_plan(plan, self.prepared))
@@ -187,6 +191,12 @@ class RunSession:
             dumped = plan.model_dump(mode="json") if dumped is None else dumped
             known = self._hashes[id(plan)] = (plan, plan_hash_of(dumped))
         return known[1]
+
+    def _subject(self, plan: StepGraph) -> ApprovalSubject:
+        """What approving `plan` binds: the plan with the task as this run resolved it."""
+        return approval_subject(
+            plan, self.prepared, plan_hash=self._plan_hash(plan), tools=self._subject_tools()
+        )
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
@@ -250,6 +260,7 @@ class RunSession:
                 base_dir=str(self.prepared.base_dir),
                 tools=tool_fingerprints(self.prepared.tools),
                 mcp_tools=mcp_definitions(self.prepared.tools),
+                tool_prints=self._subject_tools(),
                 config={
                     "repair_rounds": self.config.repair_rounds,
                     "plan_retries": getattr(self.config.planner, "plan_retries", None),
@@ -259,6 +270,11 @@ class RunSession:
                 **self.options.start_fields,
             )
         )
+
+    def _subject_tools(self) -> dict[str, str]:
+        if self._tool_prints is None:
+            self._tool_prints = tool_prints(self.prepared.tools)
+        return self._tool_prints
 
     def _stages(self) -> RunResult:
         prior = self.options.prior
@@ -449,8 +465,8 @@ class RunSession:
         """The plan to run (perhaps edited or revised), or None when it must not run."""
         plan_file = self.options.plan_file
         if plan_file is not None and self._plan_hash(plan) == plan_file.plan_hash:
-            record = plan_file.approval
-            assert record is not None  # checked when the file was loaded
+            # The file's approval covers this plan only in the task it was approved for.
+            record = plan_file.check_subject(self._subject(plan))
             self._decided(PlanApproved, plan, who=record.by, how="file", when=record.at)
             return plan
         tools = self.prepared.tools
@@ -485,19 +501,27 @@ class RunSession:
     def _ask(self, plan: StepGraph, approver: Approver) -> StepGraph | None:
         prepared = self.prepared
         for _ in range(MAX_REVIEWS):
-            view = plan_view(plan, prepared.tools, prepared.for_plan(plan).inputs)
+            view = plan_view(plan, prepared, subject=self._subject(plan))
             try:
                 decision = approver.review(view)
             except RunParked:
                 self.awaiting = plan
                 self.journal.emit(
                     PlanAwaiting(
-                        plan_hash=plan.plan_hash(),
+                        plan_hash=self._plan_hash(plan),
+                        approval_hash=view.approval_hash,
                         side_effects=view.side_effect_tools,
                         critical_path=view.critical_path,
                     )
                 )
                 raise
+            bound = decision.approval_hash
+            if bound is not None and bound != view.approval_hash:
+                raise ApprovalError(
+                    "the decision was made about another plan or task than the one waiting "
+                    f"(decided {bound[:12]}, waiting {view.approval_hash[:12]}); nothing ran",
+                    run_id=self.journal.run_id,
+                )
             if decision.action == "approve":
                 self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
                 return plan
@@ -542,6 +566,7 @@ class RunSession:
                 how=how,
                 when=when or now(),
                 plan_hash=self._plan_hash(plan),
+                approval_hash=self._subject(plan).digest(),
             )
         )
 

@@ -37,6 +37,8 @@ class RunStart(JournalEvent):
     base_dir: str | None = None
     tools: dict[str, str] = Field(default_factory=dict)
     mcp_tools: dict[str, dict[str, Any]] = Field(default_factory=dict)  # replayed without servers
+    # Each tool's schema and code as approvals bind them: a resume refuses changed code.
+    tool_prints: dict[str, str] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -59,6 +61,9 @@ class _Decision(JournalEvent):
     how: str
     when: str = ""
     plan_hash: str
+    # The plan with its resolved task (inputs, answer template, tools' schema and code, MCP
+    # servers): what was decided about. None in journals written before it existed.
+    approval_hash: str | None = None
 
 
 class PlanApproved(_Decision):
@@ -95,6 +100,7 @@ class PlanAwaiting(JournalEvent):
 
     event: Literal["plan.awaiting"] = "plan.awaiting"
     plan_hash: str
+    approval_hash: str | None = None  # what a decision about it binds (see `plan.approved`)
     side_effects: list[str] = Field(default_factory=list)
     critical_path: list[str] = Field(default_factory=list)
 

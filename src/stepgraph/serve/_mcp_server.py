@@ -1,8 +1,9 @@
 """stepgraph as an MCP server: `plan`, `validate`, `run` and `replay` as tools any client can call.
 
 A client gets a verified, journaled answer instead of doing arithmetic in its head. A
-run whose plan needs approval does not wait for a person: it returns the plan, its
-hash and how to approve it (call `run` again with `approve` set to that hash).
+run whose plan has side effects is not the client's to approve (a client approving its
+own request approves nothing): it parks, and the result says how a person decides it
+(`stepgraph approve RUN_ID`, or the run's page in `stepgraph serve`).
 
 What a client may name is bounded: task files and journals only under the server's
 root, and a task given inline may not load plugins or start MCP servers (both run
@@ -21,9 +22,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
-from stepgraph.engine import Decision, Engine, PlanView, replay
-from stepgraph.exceptions import ApprovalError, PlanValidationError, StepgraphError
-from stepgraph.model import RunResult, StepGraph, Task
+from stepgraph.engine import Engine, ParkingApprover, PlanView, plan_view, replay
+from stepgraph.exceptions import PlanValidationError, StepgraphError
+from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import load_task, too_deep
 from stepgraph.units import display_data
@@ -35,24 +36,6 @@ INSTRUCTIONS = (
     "Use `validate` to check a plan, `plan` to have the model write one, `run` to get a "
     "verified answer with its journal, and `replay` to re-run a journal without tools."
 )
-MCP_CLIENT = "mcp-client"
-
-
-class _HashApprover:
-    """Approves exactly the plan whose hash the client passed; remembers any other it saw."""
-
-    def __init__(self, approved: str | None) -> None:
-        self.approved = approved
-        self.pending: PlanView | None = None
-
-    def review(self, view: PlanView) -> Decision:
-        if self.approved is not None and view.plan.plan_hash() == self.approved:
-            return Decision("approve", who=MCP_CLIENT)
-        self.pending = view
-        raise ApprovalError(
-            "the plan has side effects and waits for the MCP client's approval: "
-            f"call run again with approve={view.plan.plan_hash()!r} and the same plan"
-        )
 
 
 class StepgraphMcp:
@@ -162,20 +145,22 @@ class StepgraphMcp:
         goal: str | None,
         plan: dict[str, Any] | None,
         inputs: dict[str, str] | None,
-        approve: str | None,
     ) -> dict[str, Any]:
         chosen, base_dir = self.task(task_file, task, goal, plan)
+        # A task file's own `approval: auto` is its author's decision; a plan or a task
+        # the client wrote is not the client's to approve.
+        client_wrote = task is not None or plan is not None
+        if client_wrote and isinstance(chosen, Task) and chosen.approval is ApprovalPolicy.AUTO:
+            chosen = chosen.model_copy(update={"approval": None})
         engine = self._engine()
-        approver = _HashApprover(approve)
         try:
             prepared = engine.prepare(chosen, overrides=inputs, base_dir=base_dir)
-            result = engine.run(prepared, approver=approver)
-        except ApprovalError as e:
-            if approver.pending is None:
-                raise ToolError(str(e)) from e
-            return _needs_approval(approver.pending)
+            # Nobody here can decide: a plan with side effects parks for a person.
+            result = engine.run(prepared, approver=ParkingApprover())
         except StepgraphError as e:
             raise ToolError(str(e)) from e
+        if result.status is RunStatus.AWAITING_APPROVAL and result.plan is not None:
+            return _awaiting(result, plan_view(result.plan, prepared))
         return _outcome(result)
 
     def replay(self, journal: str) -> dict[str, Any]:
@@ -193,16 +178,25 @@ class StepgraphMcp:
         }
 
 
-def _needs_approval(view: PlanView) -> dict[str, Any]:
-    plan_hash = view.plan.plan_hash()
+def _awaiting(result: RunResult, view: PlanView) -> dict[str, Any]:
+    """A parked run as the client reports it to its user: what waits, and who can decide."""
     return {
-        "status": "needs_approval",
+        "status": result.status.value,
+        "run_id": result.run_id,
+        "journal": result.journal,
         "plan": view.plan.model_dump(mode="json", exclude_defaults=True),
-        "plan_hash": plan_hash,
+        "steps": [
+            {"id": row.id, "tool": row.tool, "args": row.args, "side_effects": row.side_effects}
+            for row in view.rows
+        ],
+        "inputs": view.inputs,
+        "plan_hash": view.plan.plan_hash(),
+        "approval_hash": view.approval_hash,
         "side_effect_tools": view.side_effect_tools,
         "how_to_approve": (
-            "call run again with the same task, plan set to this plan and "
-            f"approve={plan_hash!r}; nothing has run yet"
+            "the plan has side effects and waits for a person; nothing has run. Ask the "
+            f"user to decide: `stepgraph approve {result.run_id} --by NAME` (or --reject), "
+            "or on the run's page in `stepgraph serve`"
         ),
     }
 
@@ -263,20 +257,19 @@ def build_server(face: StepgraphMcp) -> MCPServer:
         """
         return face.plan(task_file, task, goal, inputs)
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
     def run(
         task_file: str | None = None,
         task: dict[str, Any] | None = None,
         goal: str | None = None,
         plan: dict[str, Any] | None = None,
         inputs: dict[str, str] | None = None,
-        approve: str | None = None,
     ) -> dict[str, Any]:
         """Run a task: plan if needed, execute, re-verify every number, answer; journaled.
 
-        A plan with side effects is not run unasked: the result is status
-        'needs_approval' with the plan and its hash; call run again with that plan
-        and approve set to the hash.
+        A plan with side effects is not run unasked, and not on the client's word: the
+        run parks (status 'awaiting_approval', with the plan, its inputs and the run id)
+        until a person decides with `stepgraph approve RUN_ID` or the web page.
 
         Args:
             task_file: A task file (YAML) under the server's root.
@@ -284,9 +277,8 @@ def build_server(face: StepgraphMcp) -> MCPServer:
             goal: A goal in plain language, numbers and units included.
             plan: A plan to run in place of the task's own (or the model's).
             inputs: Input overrides, name to value ("10 TiB").
-            approve: The hash of the plan you approve (from a 'needs_approval' result).
         """
-        return face.run(task_file, task, goal, plan, inputs, approve)
+        return face.run(task_file, task, goal, plan, inputs)
 
     @server.tool(annotations=checks_only)
     def replay(journal: str) -> dict[str, Any]:

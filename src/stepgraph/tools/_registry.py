@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
@@ -117,6 +120,14 @@ class Tool:
             "idempotent": self.idempotent,
             "parameters": self.parameters,
         }
+
+    def code_fingerprint(self) -> str:
+        """A short hash of the code behind the tool: the whole file that defines it.
+
+        The file, not the function: a plugin's helpers change what its tools do too. An
+        approval and a resume are bound to it, so changed code is never run unasked.
+        """
+        return code_fingerprint(self.func)
 
     def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
         """Validate and coerce arguments; raise `ToolArgumentError` with every problem."""
@@ -264,6 +275,35 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+def code_fingerprint(func: Callable[..., Any]) -> str:
+    """A short hash of the source file defining `func` (its bytecode where there is no file)."""
+    target = inspect.unwrap(func)
+    try:
+        source = inspect.getsourcefile(target)
+    except TypeError:  # a built-in function or a callable object without a file
+        source = None
+    if source is not None:
+        try:
+            stat = os.stat(source)
+        except OSError:
+            pass
+        else:
+            return _file_digest(source, stat.st_mtime_ns, stat.st_size)
+    code = getattr(target, "__code__", None)
+    material = repr((code.co_code, code.co_consts)) if code else repr(target)
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+@lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """The hash of one file as it is now (the stat in the key: an edit reads it again)."""
+    try:
+        with open(path, "rb") as file:
+            return hashlib.sha256(file.read()).hexdigest()[:16]
+    except OSError:
+        return f"unreadable-{mtime_ns}-{size}"
 
 
 def load_plugin(path: Path) -> list[Tool]:

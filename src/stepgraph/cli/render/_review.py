@@ -40,6 +40,13 @@ def show_plan_view(console: Console, view: PlanView) -> None:
             Text(row.id), tool, Text(row.args), Text(", ".join(row.depends_on)), Text(row.thought)
         )
     console.print(table)
+    if view.inputs:
+        inputs = Table(title=Text("Inputs, as the plan will use them"), title_justify="left")
+        inputs.add_column("input")
+        inputs.add_column("value", overflow="fold")
+        for name, value in view.inputs.items():
+            inputs.add_row(Text(name), Text(value))
+        console.print(inputs)
     for line in grounding_lines(view.plan.model_dump(mode="json")):
         console.print(Text(line))
     groups = "; ".join("[" + ", ".join(group) + "]" for group in view.parallel_groups)
@@ -53,6 +60,8 @@ def show_plan_view(console: Console, view: PlanView) -> None:
             style="bold red" if view.side_effect_tools else "",
         )
     )
+    # What an approval binds: the plan with these inputs, tools and template, and no other.
+    console.print(Text(f"Approval hash: {view.approval_hash[:16]}", style="dim"))
 
 
 class ConsoleApprover:
