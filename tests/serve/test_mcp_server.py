@@ -17,7 +17,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
+from stepgraph.engine import Decision, decide
 from stepgraph.journal import read_journal
+from stepgraph.model import RunStatus
 from tests.conftest import EXAMPLES
 from tests.planner.test_http import ChatServer
 from tests.tools.conftest import free_port, wait_for_port
@@ -27,7 +29,11 @@ Server = StdioServerParameters | str
 ONE_STEP = {"steps": [{"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}}]}
 
 BOOKING_PLUGIN = '''
+from pathlib import Path
+
 from stepgraph import tool
+
+CALLS = Path(__file__).parent / "calls.log"
 
 
 @tool(side_effects=True)
@@ -37,6 +43,8 @@ def book_window(hours: float) -> str:
     Args:
         hours: Length of the window.
     """
+    with CALLS.open("a") as log:
+        log.write(f"{hours:g}\\n")
     return f"booked {hours:g} h"
 '''
 
@@ -59,6 +67,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(EXAMPLES, folder / "examples")
     (folder / "booking.py").write_text(BOOKING_PLUGIN, encoding="utf-8")
     (folder / "booking.yaml").write_text(BOOKING_TASK, encoding="utf-8")
+    auto = BOOKING_TASK.replace("plugins:", "approval: auto\nplugins:")
+    (folder / "booking-auto.yaml").write_text(auto, encoding="utf-8")
     (folder / "broken.yaml").write_text("goal: [unclosed", encoding="utf-8")
     return folder
 
@@ -150,6 +160,7 @@ def test_the_four_tools_are_listed_with_honest_hints(server):
     assert sorted(tools) == ["plan", "replay", "run", "validate"]
     assert tools["validate"].annotations.read_only_hint is True
     assert tools["run"].annotations.read_only_hint is False
+    assert tools["run"].annotations.destructive_hint is True  # it may run side effects
     assert "task_file" in tools["run"].input_schema["properties"]
 
 
@@ -192,26 +203,54 @@ def test_a_good_plan_validates_with_its_order(server):
     }
 
 
-def test_a_plan_with_side_effects_returns_how_to_approve_and_runs_once_approved(server, root):
+def booked(root: Path) -> list[str]:
+    """The side effects that happened: one line per window booked."""
+    log = root / "calls.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_a_plan_with_side_effects_parks_and_the_client_cannot_approve_it(server, root):
+    """The client gets the parked run to show its user; echoing any hash runs nothing."""
+    before = len(booked(root))
+
     async def scenario(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
         first = (await client.call_tool("run", {"task_file": "booking.yaml"})).structured_content
-        again = {"task_file": "booking.yaml", "plan": first["plan"], "approve": first["plan_hash"]}
-        second = (await client.call_tool("run", again)).structured_content
+        echo = {"task_file": "booking.yaml", "plan": first["plan"]}
+        echo["approve"] = first["approval_hash"]
+        second = (await client.call_tool("run", echo)).structured_content
         return first, second
 
     first, second = session(server, scenario)
-    assert first["status"] == "needs_approval"
+    assert first["status"] == second["status"] == "awaiting_approval"
     assert first["side_effect_tools"] == ["book_window"]
-    assert first["plan_hash"] in first["how_to_approve"]
-    assert second["status"] == "verified"
-    assert second["answer"] == "booked 6 h"
-    approved = read_journal(Path(second["journal"])).of_kind("plan.approved")[0]
-    assert (approved.who, approved.plan_hash) == ("mcp-client", first["plan_hash"])
+    assert first["run_id"] in first["how_to_approve"]
+    assert {"id": "booking", "tool": "book_window"}.items() <= first["steps"][1].items()
+    assert len(booked(root)) == before  # the client approving itself approved nothing
+    for result in (first, second):
+        events = read_journal(Path(result["journal"]))
+        assert events.of_kind("plan.approved") == [] and events.of_kind("action") == []
+    # A person decides out of band: then, and only then, the window is booked.
+    done = decide(Path(first["journal"]), Decision("approve", who="alice", how="cli"))
+    assert done.status is RunStatus.VERIFIED and done.answer == "booked 6 h"
+    assert len(booked(root)) == before + 1
+    [approved] = read_journal(Path(first["journal"])).of_kind("plan.approved")
+    assert (approved.who, approved.approval_hash) == ("alice", first["approval_hash"])
 
 
-def test_a_wrong_approval_hash_runs_nothing(server):
-    result = call(server, "run", {"task_file": "booking.yaml", "approve": "0" * 64})
-    assert result.structured_content["status"] == "needs_approval"
+def test_a_client_plan_in_a_task_with_approval_auto_still_parks(server, root):
+    """`approval: auto` is the task author's word for the task's plan, not for a client's."""
+    before = len(booked(root))
+    plan = {
+        "steps": [
+            {"id": "hours", "tool": "calculate", "args": {"expression": "99 * 1"}},
+            {"id": "booking", "tool": "book_window", "args": {"hours": "${hours}"}},
+        ]
+    }
+    given = call(server, "run", {"task_file": "booking-auto.yaml", "plan": plan})
+    assert given.structured_content["status"] == "awaiting_approval"
+    assert len(booked(root)) == before
+    own = call(server, "run", {"task_file": "booking-auto.yaml"}).structured_content
+    assert own["status"] == "verified" and booked(root)[before:] == ["6"]
 
 
 def test_a_journal_replays_without_tools(server, root):
