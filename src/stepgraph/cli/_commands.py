@@ -213,7 +213,11 @@ def run(
         if target is None and plan_file is None:
             raise TaskFileError("give a task file or a goal, or --plan with an approved plan file")
         source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
-        prepared = engine.prepare(source, overrides=parse_assignments(set_ or []))
+        prepared = engine.prepare(
+            source,
+            overrides=parse_assignments(set_ or []),
+            base_dir=plan_file.folder if plan_file is not None else None,
+        )
         console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
         with _display.LiveProgress(console) as progress:
             result = engine.run(
@@ -284,7 +288,10 @@ def plan(
         graph = engine.plan(prepared, journal=journal)
     if out is not None:
         task = prepared.task.model_copy(update={"plan": None})
-        PlanFile(task=task, plan=graph, plan_hash=graph.plan_hash()).save(out)
+        plan_file = PlanFile(
+            task=task, plan=graph, plan_hash=graph.plan_hash(), base_dir=str(prepared.base_dir)
+        )
+        plan_file.save(out)
         Console(stderr=True).print(
             f"plan {graph.plan_hash()[:12]} written to {out}", highlight=False
         )

@@ -110,7 +110,7 @@ def _approve_plan_file(console: Console, path: Path, who: str) -> None:
 
     plan_file = PlanFile.load(path)
     plan_file.check_unchanged()
-    prepared = Engine().prepare(plan_file.task)
+    prepared = Engine().prepare(plan_file.task, base_dir=plan_file.folder)
     with prepared.resources:  # MCP servers: their tools' hints are read, then they stop
         view = plan_view(plan_file.plan, prepared)
     show_plan_view(console, view)

@@ -51,7 +51,7 @@ class ApprovalSubject(BaseModel):
     plan_hash: str = Field(description="The plan's own hash.")
     goal: str = Field(description="The task's goal.")
     inputs: dict[str, Any] = Field(description="Every input as the run resolves it (encoded).")
-    answer: str | None = Field(description="The task's answer template, if it has one.")
+    answer: str | None = Field(None, description="The task's answer template, if any.")
     tools: dict[str, str] = Field(description="Each tool the plan calls: schema + code hash.")
     mcp_servers: list[dict[str, Any]] = Field(description="The task's MCP servers.")
 
@@ -296,7 +296,15 @@ class PlanFile(BaseModel):
     task: Task = Field(description="The task the plan answers (without its own plan).")
     plan: StepGraph = Field(description="The plan.")
     plan_hash: str = Field(description="SHA-256 of the plan's content when it was written.")
+    base_dir: str | None = Field(
+        None, description="The task's folder, where its plugins are found (absolute)."
+    )
     approval: ApprovalRecord | None = Field(None, description="Set by `stepgraph approve`.")
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder to prepare the task in, when the file names one."""
+        return Path(self.base_dir) if self.base_dir else None
 
     @classmethod
     def load(cls, path: Path) -> PlanFile:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pint
@@ -28,6 +28,7 @@ from stepgraph.model import StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
+from stepgraph.tools import ToolRegistry
 from stepgraph.tools.expression import close
 from stepgraph.units import format_pair, format_value
 from stepgraph.verifiers import verify
@@ -130,6 +131,9 @@ def cross_check(
     """Run a second, independent plan; its final value, and the answer's numbers, must agree."""
     first = _final_value(plan, execution)
     template = task.answer or plan.answer
+    # A check must not change the world, and nobody approved the second plan: it may
+    # call only tools without side effects (the static checks refuse any other).
+    task = replace(task, tools=ToolRegistry(item for item in task.tools if not item.side_effects))
     try:
         other = prefixed(planner.cross_plan(task, journal), PREFIX)
         task = task.for_plan(other)

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 import docstring_parser
@@ -278,8 +279,14 @@ class ToolRegistry:
 
 
 def code_fingerprint(func: Callable[..., Any]) -> str:
-    """A short hash of the source file defining `func` (its bytecode where there is no file)."""
+    """A short hash of `func`'s own bytecode and of the whole source file defining it.
+
+    The file: a plugin's helpers change what its tools do too. The bytecode: two tools
+    of one file (or a file edited while loaded) still differ.
+    """
     target = inspect.unwrap(func)
+    code = getattr(target, "__code__", None)
+    parts = [_code_text(code) if code is not None else type(target).__qualname__]
     try:
         source = inspect.getsourcefile(target)
     except TypeError:  # a built-in function or a callable object without a file
@@ -290,10 +297,24 @@ def code_fingerprint(func: Callable[..., Any]) -> str:
         except OSError:
             pass
         else:
-            return _file_digest(source, stat.st_mtime_ns, stat.st_size)
-    code = getattr(target, "__code__", None)
-    material = repr((code.co_code, code.co_consts)) if code else repr(target)
-    return hashlib.sha256(material.encode()).hexdigest()[:16]
+            parts.append(_file_digest(source, stat.st_mtime_ns, stat.st_size))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _code_text(code: CodeType) -> str:
+    """The bytecode, names and constants of a code object, without addresses (stable)."""
+    consts = [_const_text(c) for c in code.co_consts]
+    return f"{code.co_qualname}|{code.co_code.hex()}|{code.co_names}|{consts}"
+
+
+def _const_text(const: object) -> str:
+    if isinstance(const, CodeType):
+        return _code_text(const)
+    if isinstance(const, frozenset):  # `x in {...}`: its order changes with the hash seed
+        return f"frozenset({sorted(map(_const_text, const))})"
+    if isinstance(const, tuple):
+        return f"({', '.join(map(_const_text, const))})"
+    return repr(const)
 
 
 @lru_cache(maxsize=256)
