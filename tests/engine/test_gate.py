@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepgraph import Engine, RunStatus, StepGraph, Task, tool
+from stepgraph import ApprovalError, Engine, RunStatus, StepGraph, Task, tool
 from stepgraph.cli import ExitCode
 from stepgraph.engine import ApprovalSubject, Decision, approval_subject, decide, replay
 from stepgraph.journal import read_journal
@@ -101,6 +101,22 @@ def test_a_rejected_run_forked_parks_and_replayed_exactly_is_rejected_again(tmp_
     assert exact.identical, exact.divergences
     [rejected] = read_journal(exact.journal).of_kind("plan.rejected")
     assert rejected.who == "carol"
+
+
+def test_a_run_its_policy_refused_replays_refused_and_identical(tmp_path):
+    """No terminal, side effects, no policy: refused; its replay is refused the same way."""
+    journal = tmp_path / "refused.jsonl"
+    with pytest.raises(ApprovalError):
+        Engine(tools=[pay]).run(pay_task(), journal=journal)
+    report = replay(journal, tools=[pay])
+    assert report.identical, report.divergences
+    assert PAID == []
+
+
+def test_a_parked_run_replays_parked_and_identical(tmp_path):
+    report = replay(parked_journal(tmp_path), tools=[pay])
+    assert report.identical, report.divergences
+    assert report.result.status is RunStatus.AWAITING_APPROVAL and PAID == []
 
 
 def test_a_fork_of_an_approved_run_reuses_the_approval_of_the_same_subject(tmp_path):

@@ -20,6 +20,7 @@ from stepgraph.engine._compare import Divergence, compare_files
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import (
+    ApprovalError,
     BudgetExceededError,
     JournalError,
     LLMError,
@@ -124,6 +125,7 @@ class RecordedDecisions:
 
     def __init__(self, recording: Recording, *, exact: bool) -> None:
         self.exact = exact
+        self._refused = recording.end_status == "not_approved"  # by its policy, unasked
         self._decisions = [
             event
             for event in recording.journal.events
@@ -144,6 +146,8 @@ class RecordedDecisions:
                 and event.approval_hash == view.approval_hash
             ):
                 return Decision("approve", who=event.who, how=f"reused:{event.how}")
+        if self.exact and self._refused:
+            raise ApprovalError("the recorded run's policy refused this plan; so does its replay")
         raise RunParked(view.approval_hash)
 
 

@@ -189,6 +189,8 @@ class Review:
     side_effects: list[str]
     diff: dict[str, Any] | None
     plan_json: str
+    inputs: dict[str, str]  # as the plan will use them
+    approval_hash: str  # what a decision on this page binds: sent back with it
 
 
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
@@ -204,4 +206,6 @@ def review_of(row: RunRow, tools: list[Any]) -> Review | None:
         side_effects=view.side_effect_tools,
         diff=state.diff(),
         plan_json=state.plan.model_dump_json(indent=2, exclude_defaults=True),
+        inputs=view.inputs,
+        approval_hash=view.approval_hash,
     )

@@ -11,7 +11,8 @@ for (const button of document.querySelectorAll("#decide button[data-action]")) {
     const by = byInput.value.trim();
     if (!by) { error.textContent = "Give your name: it is recorded with the decision."; return; }
     localStorage.setItem("stepgraph-name", by);
-    const body = {by};
+    // The decision names what this page showed: a plan changed since is not decided.
+    const body = {by, approval_hash: document.getElementById("decide").dataset.approvalHash};
     try {
       if (action === "edit") body.plan = JSON.parse(document.getElementById("plan-json").value);
       if (action === "revise") body.comment = document.getElementById("comment").value;
