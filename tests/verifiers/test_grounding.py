@@ -232,8 +232,10 @@ def test_show_and_the_approval_view_mark_each_input_with_its_quote_and_each_numb
 
     plan = StepGraph.model_validate(GROUNDED)
     out = StringIO()
-    show_plan_view(Console(file=out, width=200), plan_view(plan, default_registry(), {}))
+    prepared = Engine().prepare(Task(goal=GOAL))
+    show_plan_view(Console(file=out, width=200), plan_view(plan, prepared))
     assert 'input window = 6 h  quoting "from 00:00 to 06:00"' in out.getvalue()
+    assert "6 h" in out.getvalue().split("Inputs as the plan uses them")[1]
 
 
 def test_a_factor_divided_instead_of_multiplied_passes_grounding_but_not_the_cross_check(

@@ -379,6 +379,7 @@ def _run_again(
         # Every plan passes the recorded decisions, the one gate of every run.
         policy=ApprovalPolicy.ASK,
         approver=RecordedDecisions(recording, exact=not live and from_step is None),
+        early_start=bool(recording.start.config.get("stream", False)),
         start_fields={"parent" if from_step else "replay_of": link},
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )

@@ -130,6 +130,9 @@ class RunOptions:
     awaiting: StepGraph | None = None  # a parked run continues with the plan it parked on
     awaiting_round: int = 0  # ... in the repair round it parked in
     reuse: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)  # by signature
+    # Read-only steps started while the plan streams in: None, when the policy allows; a
+    # replay says what its record did (its gate asks the record, not a policy).
+    early_start: bool | None = None
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:

@@ -39,6 +39,8 @@ def streaming_applies(session: RunSession) -> bool:
     The run's `run.start` records the outcome, and a replay streams exactly when it says.
     """
     config, prepared, options = session.config, session.prepared, session.options
+    if options.early_start is not None:  # a replay streams exactly when its record did
+        return options.early_start
     wanted = prepared.task.stream if config.stream is None else config.stream
     planner = config.planner
     if not wanted or planner is None or options.prior is not None:

@@ -41,7 +41,8 @@ def show_plan_view(console: Console, view: PlanView) -> None:
         )
     console.print(table)
     if view.inputs:
-        inputs = Table(title=Text("Inputs, as the plan will use them"), title_justify="left")
+        console.print(Text("Inputs as the plan uses them", style="italic"))
+        inputs = Table()
         inputs.add_column("input")
         inputs.add_column("value", overflow="fold")
         for name, value in view.inputs.items():
