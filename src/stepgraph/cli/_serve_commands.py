@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import getpass
-import ipaddress
 import os
 from pathlib import Path
 from typing import Annotated
@@ -156,13 +155,15 @@ def runs_command(
     Console(width=160).print(table)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+AllowHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-host",
+        help="Another name clients use for this server (the Host header); repeatable. "
+        "Loopback names and the bound address are always allowed.",
+        show_default=False,
+    ),
+]
 
 
 @handle_errors
@@ -183,30 +184,40 @@ def serve_command(
     workspace: Annotated[
         Path | None, typer.Option(help="Where task files may be started from (default: cwd).")
     ] = None,
+    allow_host: AllowHostOpt = None,
     scripted: ScriptedOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Serve the run list, run pages, approval pages and the HTTP API (OpenAPI at /docs)."""
-    if not _is_loopback(host) and not token:
-        fail(
-            f"binding {host} exposes runs to the network: give --token (or STEPGRAPH_SERVE_TOKEN)",
-            ExitCode.USAGE,
-        )
     try:
         import uvicorn
 
         from stepgraph.serve import create_app
+        from stepgraph.serve._hosts import is_loopback
     except ImportError as e:
         fail(
             f"the web server needs the serve extra: pip install 'stepgraph[serve]' ({e})",
             ExitCode.USAGE,
         )
+    if not is_loopback(host) and not token:
+        fail(
+            f"binding {host} exposes runs to the network: give --token (or STEPGRAPH_SERVE_TOKEN)",
+            ExitCode.USAGE,
+        )
     planner = build_planner(
         scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
     )
-    app = create_app(runs, workspace=workspace or Path(os.getcwd()), token=token, planner=planner)
+    app = create_app(
+        runs,
+        workspace=workspace or Path(os.getcwd()),
+        token=token,
+        planner=planner,
+        host=host,
+        port=port or None,  # port 0: the system picks one, unknown here
+        allow_hosts=allow_host or (),
+    )
     Console(stderr=True).print(f"stepgraph serve: http://{host}:{port}/ (runs in {runs})")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
