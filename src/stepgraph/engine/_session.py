@@ -19,6 +19,7 @@ from stepgraph.engine._approval import (
     HOW_TO_APPROVE,
     MAX_REVIEWS,
     Approver,
+    Decision,
     ParkingApprover,
     PlanFile,
     RunParked,
@@ -127,6 +128,9 @@ class RunOptions:
     awaiting: StepGraph | None = None  # a parked run continues with the plan it parked on
     awaiting_round: int = 0  # ... in the repair round it parked in
     reuse: dict[str, tuple[Any, dict[str, Any]]] = field(default_factory=dict)  # by signature
+    # A decision already in the journal (recorded under the run's lock before the decider
+    # was answered): the approver hands it over to be carried out, not journaled twice.
+    recorded: Decision | None = None
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -498,11 +502,14 @@ class RunSession:
                     )
                 )
                 raise
+            journaled = decision is self.options.recorded
             if decision.action == "approve":
-                self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
+                if not journaled:
+                    self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
                 return plan
             if decision.action == "reject":
-                self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
+                if not journaled:
+                    self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
                 return None
             if decision.action == "edit" and decision.plan is not None:
                 self._check_given(decision.plan)
