@@ -63,7 +63,9 @@ class RunManager:
     def row(self, run_id: str) -> RunRow:
         """The index row of a run, or `RunNotFound`."""
         row = self.index.get(run_id)
-        if row is None:
+        # The index reads only the folder's own files; this holds even for an index
+        # database written by someone else.
+        if row is None or not Path(row.path).resolve().is_relative_to(self.runs_dir.resolve()):
             raise RunNotFound(run_id)
         return row
 
