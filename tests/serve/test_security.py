@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from stepgraph.serve._hosts import AllowedHosts, is_loopback, split_host
+from stepgraph.cli._hosts import is_loopback
+from stepgraph.serve._hosts import AllowedHosts, split_host
 from stepgraph.serve._security import MAX_BODY
 from tests.conftest import ROOT
 from tests.serve.conftest import start_server

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
+from stepgraph.cli._hosts import AllowHostOpt, is_loopback
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
 from stepgraph.exceptions import TaskFileError
 
@@ -155,17 +156,6 @@ def runs_command(
     Console(width=160).print(table)
 
 
-AllowHostOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--allow-host",
-        help="Another name clients use for this server (the Host header); repeatable. "
-        "Loopback names and the bound address are always allowed.",
-        show_default=False,
-    ),
-]
-
-
 @handle_errors
 def serve_command(
     runs: RunsOpt = Path("runs"),
@@ -195,7 +185,6 @@ def serve_command(
         import uvicorn
 
         from stepgraph.serve import create_app
-        from stepgraph.serve._hosts import is_loopback
     except ImportError as e:
         fail(
             f"the web server needs the serve extra: pip install 'stepgraph[serve]' ({e})",

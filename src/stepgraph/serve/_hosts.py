@@ -15,16 +15,6 @@ from dataclasses import dataclass
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` keeps a server on this machine."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def _name(host: str) -> str:
     """A host as it appears in a `Host` header: lower case, an IPv6 address in brackets."""
     host = host.strip().lower()

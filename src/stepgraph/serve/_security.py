@@ -156,3 +156,26 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
 def _cookies(header: str) -> dict[str, str]:
     pairs = (part.strip().partition("=") for part in header.split(";") if "=" in part)
     return {name: value for name, _, value in pairs}
+
+
+class BearerGate:
+    """Refuses every HTTP request without `Authorization: Bearer TOKEN` (401), when set."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and self.token is not None
+            and not _same(bearer_of(Headers(scope=scope)), self.token)
+        ):
+            response = PlainTextResponse(
+                "a token is required: Authorization: Bearer TOKEN",
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
