@@ -1,6 +1,7 @@
 """The run index: rebuilt from the journals at any time, current as runs write."""
 
 import os
+import threading
 
 from stepgraph import ApprovalPolicy, Engine
 from stepgraph.engine import replay
@@ -81,3 +82,61 @@ def test_stepgraph_runs_lists_and_filters_by_status(tmp_path):
     assert verified.run_id in listed and waiting.run_id in listed and "3 nights" in listed
     only = flat(invoke("runs", "--runs", runs, "--status", "awaiting_approval", "--rebuild").output)
     assert waiting.run_id in only and verified.run_id not in only
+
+
+def test_a_fifo_named_like_a_journal_is_skipped_without_opening_it(tmp_path):
+    """A FIFO `x.jsonl` would block a reader forever: listing never opens it."""
+    runs = tmp_path / "runs"
+    Engine().run(MIGRATION, journal=runs / "a.jsonl")
+    os.mkfifo(runs / "x.jsonl")
+    done = threading.Event()
+    rows: list[str] = []
+
+    def listing() -> None:
+        rows.extend(r.path.rsplit("/", 1)[-1] for r in RunIndex(runs).runs())
+        done.set()
+
+    threading.Thread(target=listing, daemon=True).start()
+    assert done.wait(10), "listing hung on the FIFO"
+    assert rows == ["a.jsonl"]
+
+
+def test_a_link_out_of_the_runs_folder_is_not_indexed_and_one_inside_it_is(tmp_path):
+    """A symlink to a journal elsewhere is neither listed nor found; a link within is."""
+    runs, elsewhere = tmp_path / "runs", tmp_path / "elsewhere"
+    outside = Engine().run(
+        MIGRATION, journal=elsewhere / "secret.jsonl", approval=ApprovalPolicy.ASK
+    )
+    inside = Engine().run(MIGRATION, journal=runs / "sub" / "kept.jsonl")
+    (runs / "secret.jsonl").symlink_to(elsewhere / "secret.jsonl")
+    (runs / "kept.jsonl").symlink_to(runs / "sub" / "kept.jsonl")
+    (runs / "loop.jsonl").symlink_to(runs / "loop.jsonl")
+    index = RunIndex(runs)
+    assert [r.path.rsplit("/", 1)[-1] for r in index.runs()] == ["kept.jsonl"]
+    assert index.get(outside.run_id) is None and index.get(inside.run_id) is not None
+
+
+def test_a_file_that_is_not_a_journal_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    """A big non-journal `.jsonl` is remembered by size and time, not re-read per listing."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    notes = runs / "notes.jsonl"
+    notes.write_text('{"event": "something else"}\n' * 1000)
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting_open)
+    index = RunIndex(runs)
+    for _ in range(3):
+        assert index.runs() == []
+    assert opened.count(str(notes)) == 1
+    Engine().run(MIGRATION, journal=tmp_path / "real.jsonl")
+    notes.write_bytes((tmp_path / "real.jsonl").read_bytes())  # now it is a journal
+    assert [r.path for r in index.runs()] == [str(notes)]
+    assert opened.count(str(notes)) == 2
+    notes.unlink()
+    assert index.runs() == []

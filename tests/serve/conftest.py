@@ -54,12 +54,13 @@ def serve(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
 
 
 def start_server(tmp_path: Path, *, tools: list[Any] = (), token: str | None = None,
-                 planner: Any = None) -> Iterator[Server]:  # fmt: skip
+                 planner: Any = None, **options: Any) -> Iterator[Server]:  # fmt: skip
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
     shutil.copy(EXAMPLES / "migration.yaml", workspace / "migration.yaml")
     runs = tmp_path / "runs"
-    app = create_app(runs, workspace=workspace, tools=tools, token=token, planner=planner)
+    app = create_app(runs, workspace=workspace, tools=tools, token=token, planner=planner,
+                     **options)  # fmt: skip
     server, thread, url = serve(app)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     with httpx.Client(base_url=url, headers=headers, timeout=30) as client:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from mcp.types import CallToolResult
 from stepgraph.engine import Decision, decide
 from stepgraph.journal import read_journal
 from stepgraph.model import RunStatus
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 from tests.planner.test_http import ChatServer
 from tests.tools.conftest import free_port, wait_for_port
 
@@ -75,7 +76,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def stdio(root: Path, *options: str) -> StdioServerParameters:
     args = ["-m", "stepgraph", "mcp", "--root", str(root), *options]
-    return StdioServerParameters(command=sys.executable, args=args)
+    # The SDK starts the server with a bare environment: the source under test is named.
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return StdioServerParameters(command=sys.executable, args=args, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from rich.console import Console
 
-from stepgraph.cli._errors import handle_errors
+from stepgraph.cli._errors import ExitCode, fail, handle_errors
+from stepgraph.cli._hosts import AllowHostOpt, is_loopback
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -32,8 +34,20 @@ def mcp_command(
         Literal["stdio", "http"],
         typer.Option(help="stdio for a client that starts the server; http: streamable HTTP."),
     ] = "stdio",
-    host: Annotated[str, typer.Option(help="Address to listen on (http).")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (http); beyond loopback needs --token.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port (http).")] = 8000,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="STEPGRAPH_MCP_TOKEN",
+            show_envvar=True,
+            help="Required of every request (Authorization: Bearer, http); needed to bind "
+            "beyond loopback.",
+        ),
+    ] = None,
+    allow_host: AllowHostOpt = None,
     root: Annotated[
         Path, typer.Option(help="Task files and journals a client may name live under it.")
     ] = Path("."),
@@ -53,6 +67,12 @@ def mcp_command(
 
     The path /mcp of http://HOST:PORT is the streamable HTTP endpoint.
     """
+    if transport == "http" and not is_loopback(host) and not token:
+        fail(
+            f"binding {host} exposes the tools to the network: give --token "
+            "(or STEPGRAPH_MCP_TOKEN)",
+            ExitCode.USAGE,
+        )
     try:  # an extra: the rest of the command line works without it
         from stepgraph.serve import StepgraphMcp, build_server
     except ImportError as e:
@@ -79,8 +99,15 @@ def mcp_command(
     server = build_server(StepgraphMcp(root, journal_dir, planner))
     if transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+        return
+    import uvicorn
+
+    from stepgraph.serve._mcp_http import mcp_http_app
+
+    app = mcp_http_app(server, host=host, port=port, token=token, allow_hosts=allow_host or ())
+    shown = f"[{host}]" if ":" in host else host
+    Console(stderr=True).print(f"stepgraph mcp: http://{shown}:{port}/mcp", highlight=False)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def register(app: typer.Typer) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import getpass
-import ipaddress
 import os
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
+from stepgraph.cli._hosts import AllowHostOpt, is_loopback
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
 from stepgraph.exceptions import TaskFileError
 
@@ -160,15 +160,6 @@ def runs_command(
     Console(width=160).print(table)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @handle_errors
 def serve_command(
     runs: RunsOpt = Path("runs"),
@@ -187,17 +178,13 @@ def serve_command(
     workspace: Annotated[
         Path | None, typer.Option(help="Where task files may be started from (default: cwd).")
     ] = None,
+    allow_host: AllowHostOpt = None,
     scripted: ScriptedOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Serve the run list, run pages, approval pages and the HTTP API (OpenAPI at /docs)."""
-    if not _is_loopback(host) and not token:
-        fail(
-            f"binding {host} exposes runs to the network: give --token (or STEPGRAPH_SERVE_TOKEN)",
-            ExitCode.USAGE,
-        )
     try:
         import uvicorn
 
@@ -207,10 +194,23 @@ def serve_command(
             f"the web server needs the serve extra: pip install 'stepgraph[serve]' ({e})",
             ExitCode.USAGE,
         )
+    if not is_loopback(host) and not token:
+        fail(
+            f"binding {host} exposes runs to the network: give --token (or STEPGRAPH_SERVE_TOKEN)",
+            ExitCode.USAGE,
+        )
     planner = build_planner(
         scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
     )
-    app = create_app(runs, workspace=workspace or Path(os.getcwd()), token=token, planner=planner)
+    app = create_app(
+        runs,
+        workspace=workspace or Path(os.getcwd()),
+        token=token,
+        planner=planner,
+        host=host,
+        port=port or None,  # port 0: the system picks one, unknown here
+        allow_hosts=allow_host or (),
+    )
     Console(stderr=True).print(f"stepgraph serve: http://{host}:{port}/ (runs in {runs})")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

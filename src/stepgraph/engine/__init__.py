@@ -33,7 +33,15 @@ if _TYPE_CHECKING:
     from stepgraph.engine._compare import Divergence, compare
     from stepgraph.engine._engine import Engine, check_journal_free, run
     from stepgraph.engine._given import check_given_plan
-    from stepgraph.engine._park import ParkedRun, check_decision, decide, parked
+    from stepgraph.engine._park import (
+        ParkedRun,
+        PendingDecision,
+        check_decision,
+        continue_decided,
+        decide,
+        parked,
+        record_decision,
+    )
     from stepgraph.engine._replay import ReplayReport, replay
     from stepgraph.engine._resume import resume
     from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
@@ -49,6 +57,7 @@ __all__ = [
     "Engine",
     "ParkedRun",
     "ParkingApprover",
+    "PendingDecision",
     "PlanFile",
     "PlanView",
     "ReplayReport",
@@ -60,6 +69,7 @@ __all__ = [
     "check_journal_free",
     "approval_subject",
     "compare",
+    "continue_decided",
     "decide",
     "effective_policy",
     "journal_budget",
@@ -67,6 +77,7 @@ __all__ = [
     "model_cost",
     "parked",
     "plan_view",
+    "record_decision",
     "replay",
     "resume",
     "run",
@@ -84,6 +95,7 @@ _MODULES = {
     "HOW_TO_APPROVE": "stepgraph.engine._approval",
     "ParkedRun": "stepgraph.engine._park",
     "ParkingApprover": "stepgraph.engine._approval",
+    "PendingDecision": "stepgraph.engine._park",
     "PlanFile": "stepgraph.engine._approval",
     "PlanView": "stepgraph.engine._approval",
     "ReplayReport": "stepgraph.engine._replay",
@@ -95,6 +107,7 @@ _MODULES = {
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",
     "compare": "stepgraph.engine._compare",
+    "continue_decided": "stepgraph.engine._park",
     "decide": "stepgraph.engine._park",
     "effective_policy": "stepgraph.engine._approval",
     "journal_budget": "stepgraph.engine._budget",
@@ -102,6 +115,7 @@ _MODULES = {
     "model_cost": "stepgraph.engine._budget",
     "parked": "stepgraph.engine._park",
     "plan_view": "stepgraph.engine._approval",
+    "record_decision": "stepgraph.engine._park",
     "replay": "stepgraph.engine._replay",
     "resume": "stepgraph.engine._resume",
     "run": "stepgraph.engine._engine",

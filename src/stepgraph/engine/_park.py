@@ -13,24 +13,37 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stepgraph.engine._approval import (
     Decision,
     ParkingApprover,
     PlanView,
     approval_hash,
+    now,
     plan_view,
 )
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.executor import check_plan, plan_diff, step_signatures
-from stepgraph.journal import Action, Listener, ObservationEvent, PlanAwaiting, Prior, Recording
+from stepgraph.journal import (
+    Action,
+    Journal,
+    JournalWriter,
+    Listener,
+    ObservationEvent,
+    PlanApproved,
+    PlanAwaiting,
+    PlanRejected,
+    Prior,
+    Recording,
+    read_journal,
+)
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
@@ -96,28 +109,153 @@ def decide(
     new plan and park again for its approval. Refused with an `ApprovalError` when the
     run is not waiting (already decided, finished, or being continued by another process).
     """
-    path = Path(journal)
-    with _exclusive(path):
-        state = check_decision(path, decision, tools=tools, planner=planner)
-        recording = state.recording
+    with record_decision(journal, decision, tools=tools, planner=planner) as pending:
+        return pending.carry_out(listeners)
+
+
+class PendingDecision:
+    """A decision checked and recorded under the run's lock, which it holds until closed.
+
+    An approval or a rejection is in the journal once this exists, so a second decider
+    is refused (naming this one) from then on, whatever the run does next; `carry_out`
+    runs what the decision says, in any thread. Use it as a context manager, or `close`.
+    """
+
+    def __init__(
+        self,
+        lock: _Lock,
+        state: ParkedRun,
+        decision: Decision,
+        *,
+        recorded: bool,
+        tools: Iterable[Tool | Callable[..., Any]],
+        planner: Planner | None,
+    ) -> None:
+        self._lock = lock
+        self.state = state
+        self.decision = decision
+        self.recorded = recorded
+        self.tools = list(tools)
+        self.planner = planner
+
+    def carry_out(self, listeners: Iterable[Listener] = ()) -> RunResult:
+        """Run the rest as decided (approve, reject) or record the new plan (edit, revise)."""
+        recording = self.state.recording  # as it parked: the decision is not in it
+        last_seq = recording.last_seq + (1 if self.recorded else 0)
         engine = Engine(
-            tools=tools,
-            planner=planner,
+            tools=self.tools,
+            planner=self.planner,
             repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
             cross_check=bool(recording.start.config.get("cross_check", False)),
         )
         prepared = _prepared(recording, engine)
+        plan = self.state.plan
         options = RunOptions(
             policy=ApprovalPolicy.ASK,  # it parked asking; a decision is what it waits for
-            awaiting=state.plan,
+            awaiting=plan,
             awaiting_round=sum(e.event == "plan.repair" for e in recording.journal.events),
-            reuse=_settled(recording, prepared, state.plan),
-            approver=ParkingApprover(decision),
-            resumed={"after_seq": recording.last_seq, "problems": recording.journal.problems},
+            reuse=_settled(recording, prepared, plan),
+            approver=ParkingApprover(self.decision),
+            resumed={"after_seq": last_seq, "problems": recording.journal.problems},
             run_id=recording.run_id,
-            start_seq=recording.last_seq,
+            start_seq=last_seq,
+            recorded=self.decision if self.recorded else None,
         )
-        return engine.run(prepared, journal=path, listeners=listeners, options=options)
+        return engine.run(prepared, journal=self._lock.path, listeners=listeners, options=options)
+
+    def close(self) -> None:
+        """Let go of the run's lock (a recorded decision stays recorded)."""
+        self._lock.release()
+
+    def __enter__(self) -> PendingDecision:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def record_decision(
+    journal: Path | str,
+    decision: Decision,
+    *,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+    planner: Planner | None = None,
+) -> PendingDecision:
+    """Check a decision and, for approve or reject, append it to the journal, under the lock.
+
+    Once this returns, the decider may be told its decision holds: any later one is
+    refused with an `ApprovalError` that names this one. The returned `PendingDecision`
+    holds the lock until it is closed; `carry_out` continues the run.
+    """
+    lock = _Lock.take(Path(journal))
+    try:
+        state = check_decision(lock.path, decision, tools=tools, planner=planner)
+        recorded = decision.action in ("approve", "reject")
+        if recorded:
+            kind = PlanApproved if decision.action == "approve" else PlanRejected
+            recording = state.recording
+            with JournalWriter(lock.path, recording.run_id, start_seq=recording.last_seq) as out:
+                out.emit(
+                    kind(
+                        who=decision.who,
+                        how=decision.how,
+                        when=now(),
+                        plan_hash=state.awaiting.plan_hash,
+                        # check_decision held it to what the run would run now
+                        approval_hash=state.awaiting.approval_hash,
+                    )
+                )
+    except BaseException:
+        lock.release()
+        raise
+    return PendingDecision(lock, state, decision, recorded=recorded, tools=tools, planner=planner)
+
+
+def continue_decided(
+    journal: Path | str,
+    *,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+    planner: Planner | None = None,
+    listeners: Iterable[Listener] = (),
+) -> RunResult | None:
+    """Carry out a decision recorded but never carried out (its process stopped); else None."""
+    path = Path(journal)
+    if _recorded(Recording.load(path)) is None:  # most runs: no lock taken, nothing changed
+        return None
+    lock = _Lock.take(path)
+    try:
+        found = _recorded(Recording.load(path))  # again, now that nobody else can change it
+    except BaseException:
+        lock.release()
+        raise
+    if found is None:
+        lock.release()
+        return None
+    state, decision = found
+    with PendingDecision(
+        lock, state, decision, recorded=True, tools=tools, planner=planner
+    ) as pending:
+        return pending.carry_out(listeners)
+
+
+def _recorded(recording: Recording) -> tuple[ParkedRun, Decision] | None:
+    """The parked state and the decision, when the journal ends with a recorded decision."""
+    events = recording.journal.events
+    if len(events) < 2 or not isinstance(events[-1], PlanApproved | PlanRejected):
+        return None
+    awaiting, decided = events[-2], events[-1]
+    if not isinstance(awaiting, PlanAwaiting) or decided.plan_hash != awaiting.plan_hash:
+        return None
+    plan = recording.plans.get(awaiting.plan_hash)
+    if plan is None:
+        return None
+    action: Literal["approve", "reject"] = (
+        "approve" if isinstance(decided, PlanApproved) else "reject"
+    )
+    # The run as it parked, without the decision: what settled before it is reused.
+    before = Journal(recording.journal.path, events[:-1], recording.journal.problems)
+    state = ParkedRun(dataclasses.replace(recording, journal=before), plan, awaiting, None)
+    return state, Decision(action, who=decided.who, how=decided.how)
 
 
 def check_decision(
@@ -136,9 +274,7 @@ def check_decision(
         raise ApprovalError("a decision needs the name of who makes it (--by NAME)")
     state = parked(journal)
     if state is None:
-        raise ApprovalError(
-            "the run is not awaiting approval (already decided, finished or running)"
-        )
+        raise ApprovalError("the run is not awaiting approval: " + _what_happened(Path(journal)))
     if decision.action == "revise" and planner is None:
         raise ApprovalError("a revision needs a planner (a model) configured")
     prepared = _prepared(state.recording, Engine(tools=tools))
@@ -151,25 +287,44 @@ def check_decision(
     return state
 
 
-def check_bound(state: ParkedRun, decision: Decision, now: str) -> None:
+def check_bound(state: ParkedRun, decision: Decision, current: str) -> None:
     """Refuse a decision about something else than what the run waits on, as it would run now.
 
-    `now` is the approval hash of the parked plan in the task as the decider would run it:
+    `current` is the approval hash of the parked plan in the task as the decider would run it:
     with other tools (changed plugin code, another server's tools) it is another subject.
     """
     waiting = state.awaiting.approval_hash
-    if waiting is not None and now != waiting:
+    if waiting is not None and current != waiting:
         raise ApprovalError(
             "the run parked on its plan with other tools or inputs than it would run with now "
-            f"(parked {waiting[:12]}, now {now[:12]}): its tools' code or schemas changed; "
+            f"(parked {waiting[:12]}, now {current[:12]}): its tools' code or schemas changed; "
             "nothing ran. Start the run again to review it as it is now"
         )
-    if decision.approval_hash is not None and decision.approval_hash != (waiting or now):
+    if decision.approval_hash is not None and decision.approval_hash != (waiting or current):
         raise ApprovalError(
             "the decision names another plan than the one the run waits on "
-            f"(decided {decision.approval_hash[:12]}, waiting {(waiting or now)[:12]}): "
+            f"(decided {decision.approval_hash[:12]}, waiting {(waiting or current)[:12]}): "
             "reload the approval page and decide again"
         )
+
+
+_DONE = {"plan.approved": "approved", "plan.rejected": "rejected"}
+
+
+def _what_happened(journal: Path) -> str:
+    """Who decided the parked plan last, and how (or that it ended or is running)."""
+    try:
+        events = read_journal(journal).events
+    except JournalError:
+        return "its journal cannot be read"
+    waits = [i for i, e in enumerate(events) if isinstance(e, PlanAwaiting)]
+    after = events[waits[-1] + 1 :] if waits else []
+    for event in after:
+        if isinstance(event, PlanApproved | PlanRejected):
+            return f"{_DONE[event.event]} by {event.who} ({event.how}) at {event.when}"
+    if any(e.event == "run.end" for e in events):
+        return "the run has ended"
+    return "already decided, finished or running"
 
 
 def _settled(
@@ -201,18 +356,46 @@ def _prepared(recording: Recording, engine: Engine) -> PreparedTask:
     return dataclasses.replace(loaded, inputs=recording.inputs)
 
 
-@contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the journal, or refuse: someone else is deciding now."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as e:
-        raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
-    try:
+LOCK_WAIT = 1.0  # seconds a decider waits for another one to record its decision
+
+
+@dataclass
+class _Lock:
+    """An exclusive lock on a run's journal, held through an open descriptor."""
+
+    path: Path
+    fd: int
+
+    @classmethod
+    def take(cls, path: Path) -> _Lock:
+        """Lock the journal, or refuse: another decider is recording or carrying out now.
+
+        Recording a decision takes moments, so a second decider waits that long and then
+        reads the first one's decision; a run being carried out keeps the lock longer.
+        """
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as e:
-            raise ApprovalError("another process is deciding or continuing this run now") from e
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as e:
+            raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return cls(path, fd)
+            except BlockingIOError as e:
+                if parked(path) is None or time.monotonic() > deadline:
+                    os.close(fd)
+                    if parked(path) is None:
+                        raise ApprovalError(
+                            "the run is not awaiting approval: " + _what_happened(path)
+                        ) from e
+                    raise ApprovalError(
+                        "another process is deciding or continuing this run now"
+                    ) from e
+                time.sleep(0.005)
+
+    def release(self) -> None:
+        """Closing the descriptor releases the lock (once)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1

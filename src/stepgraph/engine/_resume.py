@@ -9,7 +9,7 @@ from typing import Any
 
 from stepgraph.engine._approval import Approver, plan_view, tool_prints
 from stepgraph.engine._engine import Engine
-from stepgraph.engine._park import parked
+from stepgraph.engine._park import continue_decided, parked
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.journal import Listener, Recording
@@ -40,6 +40,10 @@ def resume(
     (schema or code) is refused unless `accept_changed_tools`.
     """
     path = Path(journal)
+    # A decision recorded by a process that stopped before carrying it out: carry it out.
+    decided = continue_decided(path, tools=tools, planner=planner, listeners=listeners)
+    if decided is not None:
+        return decided
     if parked(path) is not None:  # resuming must not stand in for the decision it waits for
         raise ApprovalError(
             "the run is parked awaiting approval; decide with `stepgraph approve RUN_ID --by "

@@ -20,6 +20,7 @@ from stepgraph.engine._approval import (
     MAX_REVIEWS,
     ApprovalSubject,
     Approver,
+    Decision,
     ParkingApprover,
     PlanFile,
     RunParked,
@@ -133,6 +134,9 @@ class RunOptions:
     # Read-only steps started while the plan streams in: None, when the policy allows; a
     # replay says what its record did (its gate asks the record, not a policy).
     early_start: bool | None = None
+    # A decision already in the journal (recorded under the run's lock before the decider
+    # was answered): the approver hands it over to be carried out, not journaled twice.
+    recorded: Decision | None = None
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -525,11 +529,14 @@ class RunSession:
                     f"(decided {bound[:12]}, waiting {view.approval_hash[:12]}); nothing ran",
                     run_id=self.journal.run_id,
                 )
+            journaled = decision is self.options.recorded
             if decision.action == "approve":
-                self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
+                if not journaled:
+                    self._decided(PlanApproved, plan, who=decision.who, how=decision.how)
                 return plan
             if decision.action == "reject":
-                self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
+                if not journaled:
+                    self._decided(PlanRejected, plan, who=decision.who, how=decision.how)
                 return None
             if decision.action == "edit" and decision.plan is not None:
                 self._check_given(decision.plan)

@@ -11,11 +11,13 @@ a full event parse.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import Any
 
 import orjson
@@ -41,6 +43,11 @@ CREATE TABLE IF NOT EXISTS runs (
     replay_of TEXT,
     fork_step TEXT,
     awaiting INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS not_journals (
+    path TEXT PRIMARY KEY,
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL
 );
@@ -151,42 +158,78 @@ class RunIndex:
         """Index every journal again from nothing; returns how many runs are indexed."""
         with self._connect() as db:
             db.execute("DELETE FROM runs")
+            db.execute("DELETE FROM not_journals")
         self.refresh()
         with self._connect() as db:
             return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
 
     def refresh(self) -> int:
-        """Re-read the journals that changed since indexed, drop vanished ones; returns changes."""
+        """Re-read the journals that changed since indexed, drop vanished ones; returns changes.
+
+        Only regular files inside the runs folder are read: a FIFO would hang every
+        listing, and a link to a journal elsewhere would let that journal be served and
+        decided on. A file that is not a journal is remembered (by size and time) and
+        not read again until it changes.
+        """
         with self._connect() as db:
             known = {
                 path: (mtime, size)
                 for path, mtime, size in db.execute("SELECT path, mtime_ns, size FROM runs")
             }
+            skipped = {
+                path: (mtime, size)
+                for path, mtime, size in db.execute("SELECT path, mtime_ns, size FROM not_journals")
+            }
             seen: set[str] = set()
             changed = 0
             for path in sorted(self.runs_dir.glob("*.jsonl")):
-                try:
-                    stat = path.stat()
-                except OSError:
+                stat = self._journal_stat(path)
+                if stat is None:
                     continue
                 key = str(path)
                 seen.add(key)
-                if known.get(key) == (stat.st_mtime_ns, stat.st_size):
+                stamp = (stat.st_mtime_ns, stat.st_size)
+                if known.get(key) == stamp or skipped.get(key) == stamp:
                     continue
                 changed += 1
-                self._index_one(db, path, stat.st_mtime_ns, stat.st_size)
+                self._index_one(db, path, *stamp)
             gone = [(path,) for path in known if path not in seen]
             db.executemany("DELETE FROM runs WHERE path = ?", gone)
+            db.executemany(
+                "DELETE FROM not_journals WHERE path = ?",
+                [(path,) for path in skipped if path not in seen],
+            )
         return changed + len(gone)
+
+    def _journal_stat(self, path: Path) -> os.stat_result | None:
+        """The file's stat when it may be read as a journal of this folder, else None."""
+        try:
+            stat = os.lstat(path)
+            if S_ISLNK(stat.st_mode):
+                if not path.resolve(strict=True).is_relative_to(self.runs_dir.resolve()):
+                    return None  # a link out of the folder: never served from here
+                stat = os.stat(path)
+        except (OSError, RuntimeError):  # gone, or a link loop
+            return None
+        return stat if S_ISREG(stat.st_mode) else None
 
     def _index_one(self, db: sqlite3.Connection, path: Path, mtime_ns: int, size: int) -> None:
         try:
-            row = summarise(path, path.read_bytes())
+            # O_NONBLOCK: should the file have become a FIFO since its stat, opening does not
+            # wait for a writer; the fstat then refuses it.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as file:
+                row = summarise(path, file.read()) if S_ISREG(os.fstat(fd).st_mode) else None
         except OSError:
             row = None
-        if row is None:  # not a journal (yet): forget it, look again when it changes
+        if row is None:  # not a journal (yet): remembered, looked at again when it changes
             db.execute("DELETE FROM runs WHERE path = ?", (str(path),))
+            db.execute(
+                "INSERT OR REPLACE INTO not_journals (path, mtime_ns, size) VALUES (?, ?, ?)",
+                (str(path), mtime_ns, size),
+            )
             return
+        db.execute("DELETE FROM not_journals WHERE path = ?", (str(path),))
         values = [getattr(row, column) for column in _COLUMNS]
         db.execute(
             f"INSERT OR REPLACE INTO runs ({', '.join(_COLUMNS)}, mtime_ns, size) "

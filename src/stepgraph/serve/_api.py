@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from stepgraph.engine import Decision
 from stepgraph.exceptions import ApprovalError, StepgraphError
@@ -15,13 +15,29 @@ from stepgraph.model import ApprovalPolicy, StepGraph
 from stepgraph.serve._runs import RunManager, RunNotFound
 from stepgraph.serve._views import result_of, review_of
 
+# Bounds on what a request may put into a journal: a name, a comment, an input value.
+MAX_NAME = 200
+MAX_COMMENT = 10_000
+MAX_VALUE = 10_000
+MAX_INPUTS = 100
+MAX_ID = 100
+
+InputName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID)]
+InputValue = Annotated[str, StringConstraints(max_length=MAX_VALUE)]
+
 
 class StartRun(BaseModel):
     """A run to start: a task file of the workspace, or a goal."""
 
-    task: str | None = Field(None, description="A task file, relative to the workspace.")
-    goal: str | None = Field(None, description="A goal in plain language (needs a planner).")
-    set: dict[str, str] = Field(default_factory=dict, description="Input overrides.")
+    task: str | None = Field(
+        None, max_length=1000, description="A task file, relative to the workspace."
+    )
+    goal: str | None = Field(
+        None, max_length=MAX_COMMENT, description="A goal in plain language (needs a planner)."
+    )
+    set: dict[InputName, InputValue] = Field(
+        default_factory=dict, max_length=MAX_INPUTS, description="Input overrides."
+    )
     approval: ApprovalPolicy | None = Field(
         None, description="auto, ask (parks for a decision here), readonly or never."
     )
@@ -30,15 +46,19 @@ class StartRun(BaseModel):
 class DecisionIn(BaseModel):
     """Who decides; with an edited plan or a comment for the planner where that applies."""
 
-    by: str = Field(min_length=1, description="Who decides (recorded in the journal).")
+    by: str = Field(
+        min_length=1, max_length=MAX_NAME, description="Who decides (recorded in the journal)."
+    )
     plan: StepGraph | None = Field(None, description="For edit: the plan to run instead.")
-    comment: str = Field("", description="For revise: what the planner should change.")
+    comment: str = Field(
+        "", max_length=MAX_COMMENT, description="For revise: what the planner should change."
+    )
 
 
 class ForkIn(BaseModel):
     """The step to fork from: it and everything depending on it run again."""
 
-    step: str = Field(min_length=1)
+    step: str = Field(min_length=1, max_length=MAX_ID, description="The id of a step of the run.")
 
 
 def _not_found(run_id: str) -> HTTPException:
@@ -56,7 +76,9 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
 
     @router.get("/runs")
     def list_runs(
-        status: str | None = None, task: str | None = None, limit: int = 200
+        status: str | None = None,
+        task: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     ) -> list[dict[str, Any]]:
         """Runs, newest first, from the index (kept current from the journals)."""
         rows = manager.index.runs(status=status or None, task=task or None, limit=limit)

@@ -12,9 +12,10 @@ from fastapi.staticfiles import StaticFiles
 
 from stepgraph.planner import Planner
 from stepgraph.serve._api import api_router
+from stepgraph.serve._hosts import AllowedHosts
 from stepgraph.serve._pages import pages_router
 from stepgraph.serve._runs import RunManager
-from stepgraph.serve._security import Guard
+from stepgraph.serve._security import MAX_BODY, Guard
 from stepgraph.tools import Tool
 
 
@@ -25,12 +26,18 @@ def create_app(
     token: str | None = None,
     planner: Planner | None = None,
     tools: Iterable[Tool | Callable[..., Any]] = (),
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    allow_hosts: Iterable[str] = (),
+    max_body: int = MAX_BODY,
 ) -> Guard:
     """The web app over a runs folder; its `.app.state.manager` runs the runs.
 
     `token`, when given, is required of every request (``Authorization: Bearer``, or the
     cookie set by opening any page once with ``?token=``). Every state-changing request
     needs the CSRF token the pages carry (``GET /api/session`` gives it to API clients).
+    Requests must name the server in `Host` (loopback names, `host`, `allow_hosts`; at
+    `port` when it is given), else 421; bodies over `max_body` bytes get 413.
     """
     manager = RunManager(Path(runs_dir), workspace=Path(workspace), planner=planner, tools=tools)
     csrf_token = secrets.token_urlsafe(24)
@@ -43,4 +50,5 @@ def create_app(
     app.include_router(api_router(manager, csrf_token))
     app.include_router(pages_router(manager, csrf_token))
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
-    return Guard(app, token=token, csrf_token=csrf_token)
+    hosts = AllowedHosts.of(host, port=port, extra=allow_hosts)
+    return Guard(app, token=token, csrf_token=csrf_token, hosts=hosts, max_body=max_body)

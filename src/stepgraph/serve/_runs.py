@@ -19,9 +19,8 @@ from typing import Any
 
 import orjson
 
-from stepgraph.engine import Decision, Engine, RunOptions, check_decision, decide, replay
+from stepgraph.engine import Decision, Engine, RunOptions, record_decision, replay
 from stepgraph.exceptions import (
-    ApprovalError,
     PlannerNotConfiguredError,
     StepgraphError,
     TaskFileError,
@@ -56,8 +55,6 @@ class RunManager:
         self.tools = list(tools)
         self.index = RunIndex(runs_dir)
         self._threads: list[threading.Thread] = []
-        self._busy: set[str] = set()  # runs being decided here now
-        self._lock = threading.Lock()
 
     def engine(self) -> Engine:
         """An engine with the server's tools and planner."""
@@ -66,7 +63,9 @@ class RunManager:
     def row(self, run_id: str) -> RunRow:
         """The index row of a run, or `RunNotFound`."""
         row = self.index.get(run_id)
-        if row is None:
+        # The index reads only the folder's own files; this holds even for an index
+        # database written by someone else.
+        if row is None or not Path(row.path).resolve().is_relative_to(self.runs_dir.resolve()):
             raise RunNotFound(run_id)
         return row
 
@@ -115,23 +114,19 @@ class RunManager:
     def decide(self, run_id: str, decision: Decision) -> None:
         """Continue a parked run with a decision; refused (at once) if it cannot be carried out.
 
-        An approval runs the rest in the background. An edit or a revision parks again
-        with the new plan, so it is carried out before this returns: the approval page
-        that follows shows the new plan and its diff.
+        An approval or a rejection is in the journal, under the run's lock, before this
+        returns: a decider told it was accepted is the one whose decision is carried out,
+        and any other (here, another server, `stepgraph approve`) gets an `ApprovalError`
+        naming it. The rest of the run goes on in the background. An edit or a revision
+        parks again with the new plan, so it is carried out before this returns: the
+        approval page that follows shows the new plan and its diff.
         """
         path = Path(self.row(run_id).path)
-        with self._lock:
-            if run_id in self._busy:
-                raise ApprovalError("a decision about this run is being carried out now")
-            check_decision(path, decision, tools=self.tools, planner=self.planner)
-            self._busy.add(run_id)
+        pending = record_decision(path, decision, tools=self.tools, planner=self.planner)
 
         def work() -> None:
-            try:
-                decide(path, decision, tools=self.tools, planner=self.planner)
-            finally:
-                with self._lock:
-                    self._busy.discard(run_id)
+            with pending:
+                pending.carry_out()
 
         if decision.action in ("edit", "revise"):
             work()

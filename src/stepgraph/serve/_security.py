@@ -1,4 +1,4 @@
-"""Safe defaults: a token when the server is reachable beyond this machine, CSRF on every change.
+"""Safe defaults: only this server's names, a token beyond this machine, CSRF, bounded bodies.
 
 A pure ASGI middleware (not `BaseHTTPMiddleware`), so server-sent event streams pass
 through untouched.
@@ -11,24 +11,43 @@ from urllib.parse import parse_qs, urlparse
 
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from stepgraph.serve._hosts import AllowedHosts
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TOKEN_COOKIE = "stepgraph_token"
 CSRF_HEADER = "x-csrf-token"
+MAX_BODY = 1 << 20  # bytes of a request body; a plan of thousands of steps fits
 
 
 def _same(given: str | None, wanted: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), wanted.encode())
 
 
-class Guard:
-    """Refuses requests without the token (when one is set) and changes without the CSRF token."""
+def bearer_of(headers: Headers) -> str:
+    """The token of an `Authorization: Bearer` header ('' when there is none)."""
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, csrf_token: str) -> None:
+
+class Guard:
+    """Refuses requests for other names, without the token, changes without CSRF, big bodies."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        csrf_token: str,
+        hosts: AllowedHosts | None = None,
+        max_body: int = MAX_BODY,
+    ) -> None:
         self.app = app
         self.token = token
         self.csrf_token = csrf_token
+        self.hosts = hosts or AllowedHosts.of("127.0.0.1")
+        self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -36,6 +55,10 @@ class Guard:
             return
         headers = Headers(scope=scope)
         method = scope["method"]
+        refusal = self._refusal(headers, method)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
         if self.token is not None:
             query = parse_qs(scope.get("query_string", b"").decode())
             if method == "GET" and _same(query.get("token", [None])[0], self.token):
@@ -47,9 +70,11 @@ class Guard:
                 )
                 await response(scope, receive, send)
                 return
-            bearer = headers.get("authorization", "").removeprefix("Bearer ").strip()
             cookies = _cookies(headers.get("cookie", ""))
-            if not (_same(bearer, self.token) or _same(cookies.get(TOKEN_COOKIE), self.token)):
+            if not (
+                _same(bearer_of(headers), self.token)
+                or _same(cookies.get(TOKEN_COOKIE), self.token)
+            ):
                 await PlainTextResponse("a token is required", status_code=401)(
                     scope, receive, send
                 )
@@ -66,9 +91,91 @@ class Guard:
                     "missing or wrong X-CSRF-Token (GET /api/session gives it)", status_code=403
                 )(scope, receive, send)
                 return
+            # Read before the app sees it: a body is refused whole, never half-parsed.
+            body = await _body_within(receive, self.max_body)
+            if body is None:
+                await _too_large(self.max_body)(scope, receive, send)
+                return
+            receive = _replaying(body, receive)
         await self.app(scope, receive, send)
+
+    def _refusal(self, headers: Headers, method: str) -> PlainTextResponse | None:
+        """A reply for a request that must not reach the app whatever its token, or None."""
+        host = headers.get("host")
+        if not self.hosts.allows(host):
+            # 421, as the mcp SDK answers: a name this server is not (DNS rebinding).
+            return PlainTextResponse(
+                f"this server does not answer to the name {host!r}; open it as "
+                "http://127.0.0.1:PORT/, or start it with --allow-host NAME",
+                status_code=421,
+            )
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            return _too_large(self.max_body)
+        return None
+
+
+def _too_large(limit: int) -> PlainTextResponse:
+    return PlainTextResponse(f"the request body is over the limit of {limit} bytes", 413)
+
+
+async def _body_within(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None once more than `limit` bytes arrived.
+
+    Content-Length may be absent (a chunked body) or lie: the bytes streamed are what count.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives the body read already, then what the client sends next."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _cookies(header: str) -> dict[str, str]:
     pairs = (part.strip().partition("=") for part in header.split(";") if "=" in part)
     return {name: value for name, _, value in pairs}
+
+
+class BearerGate:
+    """Refuses every HTTP request without `Authorization: Bearer TOKEN` (401), when set."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and self.token is not None
+            and not _same(bearer_of(Headers(scope=scope)), self.token)
+        ):
+            response = PlainTextResponse(
+                "a token is required: Authorization: Bearer TOKEN",
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
