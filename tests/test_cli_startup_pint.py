@@ -73,7 +73,9 @@ def test_validate_without_plugins_imports_pint_without_numpy_or_dask():
 def test_a_task_with_a_plugin_gets_pint_with_numpy(tmp_path):
     (tmp_path / "numpy_tools.py").write_text(NUMPY_PLUGIN)
     (tmp_path / "task.yaml").write_text(NUMPY_TASK)
-    report = json.loads(_python(_VALIDATE_AND_REPORT.format(path=str(tmp_path / "task.yaml"), flags=[TRUST])))
+    report = json.loads(
+        _python(_VALIDATE_AND_REPORT.format(path=str(tmp_path / "task.yaml"), flags=[TRUST]))
+    )
     assert "numpy" in report["loaded"]
     assert report["pint_has_numpy"] is True
     done = subprocess.run(
