@@ -60,8 +60,8 @@ class TaskFileError(StepgraphError):
 class UntrustedTaskError(TaskFileError):
     """A task that loads plugins or starts MCP servers, prepared without trusting its code.
 
-    Raised before anything is imported or started: a task file from someone else is
-    code only where the user says so (`Engine.prepare(..., trust_code=True)`).
+    Raised by `Engine.prepare(..., trust_code=False)` before anything is imported or
+    started: a task file from someone else is code only where the user says so.
     """
 
     def __init__(
