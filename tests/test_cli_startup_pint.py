@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import EXAMPLES
 
 MIGRATION = EXAMPLES / "migration.yaml"
+TRUST = "--trust-plugins"  # plugins may load: what the lean-pint gate must judge
 
 # A plugin that, as it is imported, hands numpy values to the engine's registry: what pint
 # supports only when it was imported with numpy.
@@ -54,7 +55,7 @@ _VALIDATE_AND_REPORT = """
 import json, sys
 from stepgraph.cli import app
 try:
-    app(["validate", {path!r}], standalone_mode=False)
+    app(["validate", {path!r}, *{flags!r}], standalone_mode=False)
 except SystemExit:
     pass
 loaded = sorted(name for name in ("numpy", "dask") if sys.modules.get(name) is not None)
@@ -65,23 +66,41 @@ print(json.dumps({{"loaded": loaded, "pint_has_numpy": pint.compat.HAS_NUMPY}}))
 
 
 def test_validate_without_plugins_imports_pint_without_numpy_or_dask():
-    report = json.loads(_python(_VALIDATE_AND_REPORT.format(path=str(MIGRATION))))
+    report = json.loads(_python(_VALIDATE_AND_REPORT.format(path=str(MIGRATION), flags=[TRUST])))
     assert report == {"loaded": [], "pint_has_numpy": False}
 
 
 def test_a_task_with_a_plugin_gets_pint_with_numpy(tmp_path):
     (tmp_path / "numpy_tools.py").write_text(NUMPY_PLUGIN)
     (tmp_path / "task.yaml").write_text(NUMPY_TASK)
-    report = json.loads(_python(_VALIDATE_AND_REPORT.format(path=str(tmp_path / "task.yaml"))))
+    report = json.loads(
+        _python(_VALIDATE_AND_REPORT.format(path=str(tmp_path / "task.yaml"), flags=[TRUST]))
+    )
     assert "numpy" in report["loaded"]
     assert report["pint_has_numpy"] is True
     done = subprocess.run(
-        [sys.executable, "-m", "stepgraph", "validate", str(tmp_path / "task.yaml")],
+        [
+            sys.executable,
+            "-m",
+            "stepgraph",
+            "validate",
+            str(tmp_path / "task.yaml"),
+            "--trust-plugins",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert (done.returncode, done.stdout.strip()) == (0, "valid: 1 steps, 0 dependencies")
+
+
+def test_validate_without_trust_is_lean_even_where_the_text_says_plugins(tmp_path):
+    """No plugin loads without --trust-plugins, so the word in a goal costs no numpy."""
+    path = tmp_path / "task.yaml"
+    path.write_text(MIGRATION.read_text().replace("goal: >\n", "goal: >\n  No plugins.\n", 1))
+    assert b"plugins" in path.read_bytes()
+    report = json.loads(_python(_VALIDATE_AND_REPORT.format(path=str(path), flags=[])))
+    assert report == {"loaded": [], "pint_has_numpy": False}
 
 
 def test_the_plugin_above_would_break_under_lean_pint(tmp_path):
@@ -150,7 +169,7 @@ for path in {paths!r}:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
-            code = app(["validate", path], standalone_mode=False) or 0
+            code = app(["validate", path, "--trust-plugins"], standalone_mode=False) or 0
         except SystemExit as e:
             code = e.code
     results.append([path, code, out.getvalue()])
@@ -172,7 +191,7 @@ def test_lean_and_full_pint_validate_every_task_alike(tmp_path):
     assert (lean["has_numpy"], full["has_numpy"]) == (False, True)
     assert lean["results"] == full["results"]
     outcomes = {Path(path).name: code for path, code, _ in lean["results"]}
-    assert outcomes["migration.yaml"] == 0
+    assert outcomes["migration.yaml"] == outcomes["mcp_task.yaml"] == 0
     assert all(outcomes[name] != 0 for name in WRONG_UNITS if name != "counts.yaml"), outcomes
 
 

@@ -27,6 +27,7 @@ if _TYPE_CHECKING:
         ToolDefinitionError,
         ToolError,
         UnitError,
+        UntrustedTaskError,
         VerificationError,
     )
     from stepgraph.journal import read_journal
@@ -90,6 +91,7 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "UnitError",
+    "UntrustedTaskError",
     "Verdict",
     "VerdictKind",
     "VerificationError",

@@ -4,6 +4,7 @@ The tree::
 
     StepgraphError
     ├── TaskFileError            a task file that cannot be read or does not match the schema
+    │   └── UntrustedTaskError   a task that would run code (plugins, MCP servers) unbidden
     ├── UnitError                an unknown unit, or two units of different dimensions
     ├── ToolError
     │   ├── ToolDefinitionError  a Python function that cannot become a tool
@@ -54,6 +55,32 @@ class TaskFileError(StepgraphError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
+
+
+class UntrustedTaskError(TaskFileError):
+    """A task that loads plugins or starts MCP servers, prepared without trusting its code.
+
+    Raised by `Engine.prepare(..., trust_code=False)` before anything is imported or
+    started: a task file from someone else is code only where the user says so.
+    """
+
+    def __init__(
+        self, task: str, *, plugins: list[str], servers: list[str], urls: list[str]
+    ) -> None:
+        what = []
+        if plugins:
+            what.append(f"loads plugins ({', '.join(plugins)})")
+        if servers:
+            what.append(f"starts MCP servers ({', '.join(servers)})")
+        if urls:
+            what.append(f"connects to MCP servers ({', '.join(urls)})")
+        # A URL server runs nothing here, but a validation would still send it requests.
+        why = "runs code on this machine" if plugins or servers else "reaches other machines"
+        super().__init__(f"task '{task}' {' and '.join(what)}: that {why}")
+        self.task = task
+        self.plugins = plugins
+        self.servers = servers  # each stdio server's command line, as it would start
+        self.urls = urls
 
 
 class UnitError(StepgraphError):
@@ -214,6 +241,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "UnitError",
+    "UntrustedTaskError",
     "VerificationError",
 ]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,12 +15,16 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import get_default_environment
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
+import stepgraph
 from stepgraph.engine import Decision, decide
 from stepgraph.journal import read_journal
 from stepgraph.model import RunStatus
-from tests.conftest import EXAMPLES, ROOT
+from stepgraph.serve import StepgraphMcp
+from tests.conftest import EXAMPLES
 from tests.planner.test_http import ChatServer
 from tests.tools.conftest import free_port, wait_for_port
 
@@ -76,8 +79,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def stdio(root: Path, *options: str) -> StdioServerParameters:
     args = ["-m", "stepgraph", "mcp", "--root", str(root), *options]
-    # The SDK starts the server with a bare environment: the source under test is named.
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # The SDK hands a server only HOME, PATH, SHELL and TERM: without PYTHONPATH it would
+    # import whichever stepgraph the interpreter has installed, not the one under test.
+    env = {**get_default_environment(), "PYTHONPATH": str(Path(stepgraph.__file__).parents[1])}
     return StdioServerParameters(command=sys.executable, args=args, env=env)
 
 
@@ -336,3 +340,90 @@ def test_the_example_client_gets_three_nights_a_named_problem_and_an_identical_r
     assert lines[1] == "run: verified: 3 nights (962.28 GB per night; 2,500 GB in all)"
     assert "${total} refers to no step" in lines[3] and "cannot convert 450 Mbps" in lines[3]
     assert lines[4] == "replay identical: True"
+
+
+# Importing it leaves a marker beside it: how the tests below see whether a plugin ran.
+MARKING_PLUGIN = '''
+from pathlib import Path
+
+Path(__file__).with_name(Path(__file__).stem + ".ran").write_text("imported")
+
+from stepgraph import tool
+
+
+@tool
+def double(x: float) -> float:
+    """Twice a number.
+
+    Args:
+        x: The number.
+    """
+    return 2 * x
+'''
+
+
+def marking_task(plugin: str, *, servers: str = "") -> str:
+    """A task file's text: one step of `double`, from `plugin`, and any `servers` lines."""
+    return (
+        f"goal: twice two\nplugins: [{plugin}]\ntools: [double, calculate]\n{servers}"
+        "plan:\n  steps:\n    - {id: a, tool: double, args: {x: 2}}\n"
+    )
+
+
+@pytest.fixture
+def face(tmp_path: Path) -> StepgraphMcp:
+    """The server's tools over `tmp_path/root`, called directly (no transport)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "marking.py").write_text(MARKING_PLUGIN, encoding="utf-8")
+    return StepgraphMcp(root, Path("runs"))
+
+
+def test_validate_imports_no_plugin_of_a_task_file_and_says_why(face):
+    """MCP validate (read-only) refuses a task file with plugins; the plugin never runs."""
+    (face.root / "task.yaml").write_text(marking_task("marking.py"), encoding="utf-8")
+    for plan in (None, ONE_STEP):  # a plan in place of the task's own changes nothing
+        with pytest.raises(ToolError, match=r"loads plugins \(marking.py\).*imports and starts"):
+            face.validate("task.yaml", None, plan)
+    assert not (face.root / "marking.ran").exists()
+
+
+def test_validate_starts_no_mcp_server_of_a_task_file(face):
+    """MCP validate refuses a task file with an MCP server; its command never starts."""
+    marker = face.root / "server.ran"
+    server = f"mcp_servers:\n  - {{command: touch, args: ['{marker}']}}\n"
+    text = (
+        "goal: g\n"
+        + server
+        + "plan: {steps: [{id: a, tool: calculate, args: {expression: '1'}}]}\n"
+    )
+    (face.root / "task.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ToolError, match=r"starts MCP servers \(touch "):
+        face.validate("task.yaml", None, None)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("where", ["absolute", "relative"])
+def test_plan_and_run_refuse_a_task_file_s_plugin_outside_the_root(face, tmp_path, where):
+    """A task file under the root may not import a plugin from outside it, by any path."""
+    outside = tmp_path / "outside.py"
+    outside.write_text(MARKING_PLUGIN, encoding="utf-8")
+    plugin = str(outside) if where == "absolute" else "../outside.py"
+    (face.root / "task.yaml").write_text(marking_task(plugin), encoding="utf-8")
+    with pytest.raises(ToolError, match="from outside the server's root"):
+        face.run("task.yaml", None, None, None, None, None)
+    with pytest.raises(ToolError, match="from outside the server's root"):
+        face.plan("task.yaml", None, None, None)
+    with pytest.raises(ToolError, match="from outside the server's root"):
+        face.run("task.yaml", None, None, ONE_STEP, None, None)
+    assert not (tmp_path / "outside.ran").exists()
+
+
+def test_run_still_imports_a_task_file_s_plugin_under_the_root(face):
+    """A plugin inside the root is the operator's: MCP run loads it and verifies the answer."""
+    folder = face.root / "tasks"
+    folder.mkdir()
+    (folder / "task.yaml").write_text(marking_task("../marking.py"), encoding="utf-8")
+    outcome = face.run("tasks/task.yaml", None, None, None, None, None)
+    assert outcome["values"]["a"] == 4
+    assert (face.root / "marking.ran").exists()

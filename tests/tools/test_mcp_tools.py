@@ -219,7 +219,7 @@ def test_the_example_task_runs_from_the_command_line_and_lists_the_servers_tools
     ran = invoke("run", EXAMPLES / "mcp_task.yaml", "--journal", tmp_path / "j.jsonl", "--json")
     assert ran.exit_code == 0, ran.output
     assert json.loads(ran.stdout)["answer"] == "3 nights (1,093.5 GB per night)"
-    listed = invoke("tools", EXAMPLES / "mcp_task.yaml", "--json")
+    listed = invoke("tools", EXAMPLES / "mcp_task.yaml", "--json", "--trust-plugins")
     schemas = {schema["name"]: schema for schema in json.loads(listed.output)}
     assert schemas["link_speed"]["side_effects"] is False
     assert schemas["link_speed"]["server"].endswith("mcp_server.py")

@@ -68,6 +68,15 @@ RepairOpt = Annotated[
 JournalOpt = Annotated[
     Path | None, typer.Option(help="Journal file (default: runs/<utc-time>-<task>.jsonl).")
 ]
+TrustPluginsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-plugins",
+        help="Import the task file's plugins and start its MCP servers, as a run does: both "
+        "run code on this machine. Without it, a task that declares either is refused "
+        "(exit 2) and nothing of it is imported or started.",
+    ),
+]
 
 
 def _target(target: str, tools: str | None) -> Task | Path:
@@ -163,7 +172,12 @@ def run(
     price_per_mtok: bo.PriceOpt = None,
     otel: OtelOpt = False,
 ) -> None:
-    """Run a task file or a goal: plan if needed, approve, run, verify every number, answer."""
+    """Run a task file or a goal: plan if needed, approve, run, verify every number, answer.
+
+    Running a task file trusts it: its plugins are imported and its MCP servers started
+    (code on this machine). To look at a task file from someone else first, use
+    `validate`, `tools` or `plan --show-prompt`, which refuse to without --trust-plugins.
+    """
     from stepgraph.cli.render import _progress as _display
     from stepgraph.engine import Engine, PlanFile, RunOptions, check_journal_free
     from stepgraph.executor import dask_backend
@@ -248,6 +262,15 @@ def plan(
     show_prompt: Annotated[
         bool, typer.Option("--show-prompt", help="Print the system prompt and stop.")
     ] = False,
+    trust_plugins: Annotated[
+        bool,
+        typer.Option(
+            "--trust-plugins",
+            help="With --show-prompt: import the task file's plugins and start its MCP "
+            "servers (code on this machine) to list their tools; without it such a task is "
+            "refused (exit 2). Planning itself loads them, as the model is sent their tools.",
+        ),
+    ] = False,
     journal: JournalOpt = None,
     tools: ToolsOpt = None,
     scripted: ScriptedOpt = None,
@@ -259,7 +282,11 @@ def plan(
     timeout: TimeoutOpt = None,
     max_retries: MaxRetriesOpt = None,
 ) -> None:
-    """Ask the planner for a step graph (or take the task's own) and print it; nothing runs."""
+    """Ask the planner for a step graph (or take the task's own) and print it; no step runs.
+
+    Planning imports the task's plugins and starts its MCP servers, whose tools the model
+    is shown; `--show-prompt` does so only with --trust-plugins.
+    """
     from stepgraph.engine import Engine, PlanFile
     from stepgraph.planner import system_prompt
     from stepgraph.task import parse_assignments
@@ -276,7 +303,12 @@ def plan(
             max_retries=max_retries,
         )
     )
-    prepared = engine.prepare(_target(target, tools), overrides=parse_assignments(set_ or []))
+    prepared = engine.prepare(
+        _target(target, tools),
+        overrides=parse_assignments(set_ or []),
+        # Printing the prompt is a look at the task, not a decision to use it.
+        trust_code=trust_plugins or not show_prompt,
+    )
     if show_prompt:
         prepared.resources.close()
         sys.stdout.write(system_prompt(prepared.tools) + "\n")
@@ -301,16 +333,25 @@ def plan(
 
 @app.command()
 @handle_errors
-def validate(target: TargetArg, set_: SetOpt = None) -> None:
-    """Run only the static checks of a task's plan; nothing is executed."""
+def validate(
+    target: TargetArg, set_: SetOpt = None, trust_plugins: TrustPluginsOpt = False
+) -> None:
+    """Run only the static checks of a task's plan; nothing is executed.
+
+    A task file with plugins or MCP servers is refused unless --trust-plugins is given:
+    checking its plan needs their tools, and importing or starting them runs code.
+    """
     from stepgraph.cli._startup import frozen_imports, import_pint_for
 
     with frozen_imports():  # no collection while importing; what they built is frozen after
-        import_pint_for(Path(target))  # first: without numpy and Dask when no plugin runs
+        # first: without numpy and Dask when no plugin runs
+        import_pint_for(Path(target), plugins_allowed=trust_plugins)
         from stepgraph.engine import Engine
         from stepgraph.task import parse_assignments
 
-    graph = Engine().validate(Path(target), overrides=parse_assignments(set_ or []))
+    graph = Engine().validate(
+        Path(target), overrides=parse_assignments(set_ or []), trust_code=trust_plugins
+    )
     edges = graph.number_of_edges()
     Console().print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {edges} dependencies")
 
@@ -322,15 +363,20 @@ def list_tools(
         Path | None, typer.Argument(help="Also list the custom tools of this task file.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the schemas as JSON.")] = False,
+    trust_plugins: TrustPluginsOpt = False,
 ) -> None:
-    """List the tools with their argument schemas."""
+    """List the tools with their argument schemas.
+
+    A task file's plugins and MCP servers are listed only with --trust-plugins: their
+    schemas are read by importing and starting them.
+    """
     from rich.table import Table
 
     from stepgraph.engine import Engine
 
     registry = Engine().tools
     if task:
-        prepared = Engine().prepare(task)
+        prepared = Engine().prepare(task, trust_code=trust_plugins)
         prepared.resources.close()  # MCP servers: their schemas are read, they may stop
         registry = prepared.tools
     schemas = [item.schema() for item in registry]

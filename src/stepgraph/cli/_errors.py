@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from stepgraph.exceptions import failure_kind
+from stepgraph.exceptions import UntrustedTaskError, failure_kind
 from stepgraph.model import RunStatus
 
 P = ParamSpec("P")
@@ -45,7 +45,8 @@ MEANINGS = {
     ExitCode.OK: "the answer is verified "
     "(for validate, plan, approve: done; for replay: identical)",
     ExitCode.INTERNAL: "an unexpected internal error",
-    ExitCode.USAGE: "wrong command-line usage",
+    ExitCode.USAGE: "wrong command-line usage "
+    "(or a task file that runs code, looked at without --trust-plugins)",
     ExitCode.INVALID: "an invalid task file, plan, plan file or journal, "
     "or no valid plan from the planner",
     ExitCode.STEP_FAILED: "a step failed (its dependents were skipped)",
@@ -102,6 +103,8 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except typer.Exit:  # the command chose its exit status
             raise
+        except UntrustedTaskError as error:  # the flag is missing, not the task wrong
+            fail(f"{error}; pass --trust-plugins if you trust this task file", ExitCode.USAGE)
         except KeyboardInterrupt:
             fail("interrupted; what was observed is in the journal", ExitCode.INTERRUPTED)
         except Exception as error:

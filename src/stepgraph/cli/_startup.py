@@ -18,8 +18,10 @@ plugin, whose code may build quantities of numpy values with our registry as it 
 imported. So pint is imported lean only when
 
 - nothing has imported pint yet (a caller that did keeps the pint it has), and
-- the task file cannot name a plugin: its bytes hold no ``plugins`` (the only key that
-  loads code) and no backslash (an escape such as ``"plu\u0067ins"`` could spell the key).
+- no plugin may be loaded: the command was not given ``--trust-plugins`` (a task with
+  plugins is then refused before any is imported), or the task file cannot name a
+  plugin: its bytes hold no ``plugins`` (the only key that loads code) and no backslash
+  (an escape such as ``"plu\u0067ins"`` could spell the key).
 
 numpy and Dask stay importable afterwards; only pint goes without them, in this process.
 """
@@ -40,12 +42,13 @@ _ARRAY_PACKAGES = ("numpy", "dask")
 _PEEK_BYTES = 50_000_000
 
 
-def import_pint_for(task_file: Path) -> bool:
+def import_pint_for(task_file: Path, *, plugins_allowed: bool = True) -> bool:
     """Import pint without numpy and Dask when `task_file` runs no code of the user's.
 
-    Returns whether it did; when it did not, pint is imported later as usual.
+    `plugins_allowed=False` says the command refuses any plugin, so the file need not be
+    read. Returns whether it did; when it did not, pint is imported later as usual.
     """
-    if "pint" in sys.modules or not _runs_no_user_code(task_file):
+    if "pint" in sys.modules or (plugins_allowed and not _runs_no_user_code(task_file)):
         return False
     hidden = [name for name in _ARRAY_PACKAGES if name not in sys.modules]
     for name in hidden:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepgraph.engine._given import check_given_plan
-from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError
+from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError, UntrustedTaskError
 from stepgraph.model import Task
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
 from stepgraph.tools import (
@@ -96,11 +96,16 @@ class Engine:
         *,
         overrides: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
+        trust_code: bool = True,
     ) -> PreparedTask:
         """Load the task (a path or a `Task`), its plugins (relative to `base_dir`), its inputs.
 
         MCP servers (the engine's and the task's) are started here and stopped by
         `prepared.resources`, which `run`, `plan` and `validate` close when they end.
+        With `trust_code=False`, a task that declares plugins or MCP servers raises
+        `UntrustedTaskError` before anything is imported or started (what read-only
+        commands pass for a task file that may come from someone else); the engine's
+        own `mcp_servers` are its caller's and start either way.
         """
         if isinstance(task, PreparedTask):
             return task
@@ -108,6 +113,8 @@ class Engine:
         if not isinstance(task, Task):
             base_dir = Path(task).resolve().parent
             task = load_task(Path(task))
+        if not trust_code:
+            _refuse_code(task)
         tools = ToolRegistry(self.tools)
         for plugin in task.plugins:
             for item in load_plugin(base_dir / plugin):
@@ -124,10 +131,17 @@ class Engine:
         return PreparedTask(task, tools.restricted(task.tools), inputs, base_dir, resources=servers)
 
     def validate(
-        self, task: Task | Path | str | PreparedTask, *, overrides: Mapping[str, str] | None = None
+        self,
+        task: Task | Path | str | PreparedTask,
+        *,
+        overrides: Mapping[str, str] | None = None,
+        trust_code: bool = True,
     ) -> nx.DiGraph:
-        """Run only the static checks; raise `PlanValidationError` listing every problem."""
-        prepared = self.prepare(task, overrides=overrides)
+        """Run only the static checks; raise `PlanValidationError` listing every problem.
+
+        `trust_code` is `prepare`'s: False refuses a task with plugins or MCP servers.
+        """
+        prepared = self.prepare(task, overrides=overrides, trust_code=trust_code)
         with prepared.resources:
             if prepared.plan is None:
                 raise TaskFileError(f"task '{prepared.task.name}' has no plan to validate")
@@ -234,6 +248,20 @@ class Engine:
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         return self.journal_dir / f"{stamp}-{name}.jsonl"
+
+
+def _refuse_code(task: Task) -> None:
+    """Raise `UntrustedTaskError` if preparing `task` would import plugins or start servers."""
+    if not task.plugins and not task.mcp_servers:
+        return
+    # The command line, not the name: a server called "harmless" may run anything.
+    commands = [
+        " ".join([server.command, *server.args])
+        for server in task.mcp_servers
+        if server.command is not None
+    ]
+    urls = [server.url for server in task.mcp_servers if server.url is not None]
+    raise UntrustedTaskError(task.name, plugins=list(task.plugins), servers=commands, urls=urls)
 
 
 def check_journal_free(path: Path, *, replace: bool = False) -> None:

@@ -7,7 +7,9 @@ own request approves nothing): it parks, and the result says how a person decide
 
 What a client may name is bounded: task files and journals only under the server's
 root, and a task given inline may not load plugins or start MCP servers (both run
-code on this machine).
+code on this machine). A task file's plugins must lie under the root too, and
+`validate`, which its hints call read-only, imports and starts nothing: it refuses a
+task that would.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from stepgraph.engine import Engine, ParkingApprover, PlanView, plan_view, replay
-from stepgraph.exceptions import PlanValidationError, StepgraphError
+from stepgraph.exceptions import PlanValidationError, StepgraphError, UntrustedTaskError
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.task import load_task, too_deep
@@ -68,15 +70,16 @@ class StepgraphMcp:
         task: dict[str, Any] | None,
         goal: str | None,
         plan: dict[str, Any] | None = None,
-    ) -> tuple[Task | Path, Path]:
+    ) -> tuple[Task, Path]:
         """The one task the arguments name (with `plan` in place of its own), and its folder."""
         named = {"task_file": task_file, "task": task, "goal": goal}
         given = [name for name, value in named.items() if value is not None]
         if len(given) != 1:
             raise ToolError(f"give exactly one of task_file, task or goal (got: {given or 'none'})")
-        chosen: Task | Path
+        chosen: Task
+        base_dir = self.root
         if task_file is not None:
-            chosen = self._inside_root(task_file, "task file")
+            chosen, base_dir = self._task_file(task_file)
         elif task is not None:
             if too_deep(task):
                 raise ToolError("the task nests too deeply to be a task")
@@ -91,18 +94,34 @@ class StepgraphMcp:
                 )
         else:
             chosen = Task(name="goal", goal=goal or "")
-        base_dir = chosen.parent if isinstance(chosen, Path) else self.root
         if plan is None:
             return chosen, base_dir
         try:
             graph = StepGraph.model_validate(plan)
         except ValidationError as e:
             raise ToolError(f"not a valid plan: {e}") from e
+        return chosen.model_copy(update={"plan": graph}), base_dir
+
+    def _task_file(self, name: str) -> tuple[Task, Path]:
+        """The task in a file under the root, whose plugins lie under the root too; its folder.
+
+        The task is read once, here, and handed on as read: a file changed between the
+        check and the import must not bring in a plugin that was not checked.
+        """
+        path = self._inside_root(name, "task file")
         try:
-            loaded = chosen if isinstance(chosen, Task) else load_task(chosen)
+            loaded = load_task(path)
         except StepgraphError as e:
             raise ToolError(str(e)) from e
-        return loaded.model_copy(update={"plan": graph}), base_dir
+        for plugin in loaded.plugins:
+            # As the engine resolves it: relative to the task file; an absolute path as is.
+            where = (path.parent / plugin).resolve()
+            if not where.is_relative_to(self.root):
+                raise ToolError(
+                    f"task file {name!r} loads plugin {plugin!r} from outside the "
+                    f"server's root {self.root}"
+                )
+        return loaded, path.parent
 
     def validate(
         self, task_file: str | None, task: dict[str, Any] | None, plan: dict[str, Any] | None
@@ -110,7 +129,13 @@ class StepgraphMcp:
         chosen, base_dir = self.task(task_file, task, None, plan)
         engine = self._engine()
         try:
-            graph = engine.validate(engine.prepare(chosen, base_dir=base_dir))
+            # Read-only, as its hints promise: a task's plugins and servers are code.
+            graph = engine.validate(engine.prepare(chosen, base_dir=base_dir, trust_code=False))
+        except UntrustedTaskError as e:
+            raise ToolError(
+                f"{e}; validate imports and starts nothing: "
+                "plan or run it to use its tools (validation is part of both)"
+            ) from e
         except PlanValidationError as e:
             problems = [{"step": p.step, "problem": p.message} for p in e.problems]
             return {"valid": False, "problems": problems, "message": str(e)}
