@@ -411,11 +411,11 @@ def test_plan_and_run_refuse_a_task_file_s_plugin_outside_the_root(face, tmp_pat
     plugin = str(outside) if where == "absolute" else "../outside.py"
     (face.root / "task.yaml").write_text(marking_task(plugin), encoding="utf-8")
     with pytest.raises(ToolError, match="from outside the server's root"):
-        face.run("task.yaml", None, None, None, None, None)
+        face.run("task.yaml", None, None, None, None)
     with pytest.raises(ToolError, match="from outside the server's root"):
         face.plan("task.yaml", None, None, None)
     with pytest.raises(ToolError, match="from outside the server's root"):
-        face.run("task.yaml", None, None, ONE_STEP, None, None)
+        face.run("task.yaml", None, None, ONE_STEP, None)
     assert not (tmp_path / "outside.ran").exists()
 
 
@@ -424,6 +424,6 @@ def test_run_still_imports_a_task_file_s_plugin_under_the_root(face):
     folder = face.root / "tasks"
     folder.mkdir()
     (folder / "task.yaml").write_text(marking_task("../marking.py"), encoding="utf-8")
-    outcome = face.run("tasks/task.yaml", None, None, None, None, None)
+    outcome = face.run("tasks/task.yaml", None, None, None, None)
     assert outcome["values"]["a"] == 4
     assert (face.root / "marking.ran").exists()
