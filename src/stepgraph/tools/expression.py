@@ -540,12 +540,15 @@ def _value_names(node: ast.AST) -> Iterator[ast.Name]:
 
 
 def _check_operands(node: ast.AST, parsed: Parsed) -> None:
+    suspects = {name: value for name, value in parsed.names.items() if not is_number(value)}
+    if not suspects:  # the usual case: no walk of the tree for bindings that are all numbers
+        return
     for operand, truth, needs in _operands(node):
         for name in _value_names(operand):
-            if name.id not in parsed.names:
-                continue  # a unit, or a reference bound later (or not at all)
-            value = parsed.names[name.id]
-            if not (is_number(value) or (truth and isinstance(value, bool))):
+            if name.id not in suspects:
+                continue  # a number, a unit, or a reference bound later (or not at all)
+            value = suspects[name.id]
+            if not (truth and isinstance(value, bool)):
                 text = parsed.references[name.id].text
                 raise _not_a_number(value, f"operand `{text}`", needs, text)
 
