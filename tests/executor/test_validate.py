@@ -184,3 +184,33 @@ def test_messages_for_a_small_models_usual_slips_say_what_to_write():
     assert "write the unit into the expression (e.g. '5 h')" in text
     assert "this goal lists no inputs; write the value from the goal with its unit" in text
     assert "to count apples, write the number before it ('23 apples')" in text
+
+
+def test_arithmetic_on_a_known_text_input_is_reported_naming_the_step_and_the_input():
+    """`${inputs.x} * 100000000` with x the text 'abc' is a plan problem before the run."""
+    problems = problems_of([calc("big", "${inputs.x} * 100000000")], inputs={"x": "abc"})
+    assert problems == [
+        "step 'big': operand `${inputs.x}` is the text 'abc', not a number or quantity; "
+        "arithmetic needs numbers"
+    ]
+
+
+def test_a_text_input_is_reported_even_beside_a_reference_of_unknown_unit():
+    """The operand check does not wait for every upstream unit to be known."""
+    plugin = {"id": "up", "tool": "calculate", "args": {"expression": "${inputs.n} * 2"}}
+    steps = [plugin, calc("big", "${inputs.x} * ${up}")]
+    problems = problems_of(steps, inputs={"x": "abc", "n": "abc"})
+    assert "step 'big': operand `${inputs.x}` is the text 'abc'" in problems[-1]
+    assert problems[0].startswith("step 'up': operand `${inputs.n}`")
+
+
+def test_a_text_input_used_only_where_text_belongs_is_not_a_problem():
+    """Only arithmetic on the text is reported: a number input beside it validates."""
+    task = make_task([calc("a", "${inputs.n} * 2")], inputs={"name": "abc", "n": "3 GB"})
+    Engine().validate(task)
+
+
+def test_a_field_of_a_text_input_is_a_plan_problem_not_an_internal_error():
+    """`${inputs.x.foo}` on a text input is reported for its step, as what to change."""
+    problems = problems_of([calc("big", "${inputs.x.foo} * 2")], inputs={"x": "abc"})
+    assert problems == ["step 'big': ${inputs.x.foo}: no field 'foo' (have: str)"]

@@ -1,10 +1,17 @@
+import re
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepgraph import CalculationError
+from stepgraph import CalculationError, Engine, PlanValidationError, RunStatus, tool
+from stepgraph.cli import ExitCode
+from stepgraph.journal import read_journal
 from stepgraph.tools import calculate
+from stepgraph.tools.expression import Expression, check_operands
 from stepgraph.units import quantity
+from tests.conftest import flat, invoke, make_task
 
 
 def calc(expression):
@@ -88,3 +95,163 @@ def test_quantity_results_reduce_to_plain_numbers_when_dimensionless():
     result = calc("(2500.0 * GB) / (962.28 * GB)")
     assert isinstance(result, float)
     assert quantity(1, "GB") / quantity(1, "GB") == 1
+
+
+# --- operands that are not numbers (issue 20: resources an input can exhaust) ---------
+
+BIG = 100_000_000  # a text times this would be hundreds of megabytes
+
+
+def bound(text, **values):
+    """An expression whose ${name} references are bound to the given values."""
+    return Expression(text, {f"${{{name}}}": value for name, value in values.items()})
+
+
+def test_a_bound_text_times_a_huge_number_is_refused_by_name_before_evaluating():
+    """`${x} * 100000000` with x a text fails at once, naming the reference and the text."""
+    started = time.monotonic()
+    with pytest.raises(CalculationError) as error:
+        calc(bound(f"${{x}} * {BIG}", x="abc"))
+    assert time.monotonic() - started < 0.5  # no 300 MB string was built first
+    assert str(error.value) == (
+        "operand `${x}` is the text 'abc', not a number or quantity; arithmetic needs numbers"
+    )
+
+
+def test_a_literal_text_times_a_huge_number_is_refused():
+    """A string written in the expression itself never reaches `*`."""
+    with pytest.raises(CalculationError, match="only numbers are allowed, not 'ab'"):
+        calc(f"'ab' * {BIG}")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ([1, 2], "a list of 2 items"),
+        ((7,), "a list of 1 item"),
+        ({"total": 5, "unit": "GB"}, "a mapping (fields: total, unit)"),
+        (None, "empty (null)"),
+        (True, "the truth value true"),
+    ],
+)
+def test_lists_mappings_nulls_and_truth_values_are_refused_as_operands(value, shown):
+    """Whatever is not a number or a quantity is refused before `*` runs, said in words."""
+    with pytest.raises(CalculationError, match=f"operand `\\${{x}}` is {re.escape(shown)}"):
+        calc(bound(f"${{x}} * {BIG}", x=value))
+
+
+def test_a_mapping_operand_suggests_one_of_its_fields():
+    """The usual slip, the whole record for one of its fields, gets the fix spelt out."""
+    with pytest.raises(CalculationError, match=r"use one of its fields, e\.g\. \$\{x\.total\}"):
+        calc(bound("${x} + 1", x={"total": 5}))
+
+
+def test_a_long_text_operand_is_quoted_only_in_part():
+    """The message shows the start of a megabyte-long text and its length, not all of it."""
+    with pytest.raises(CalculationError) as error:
+        calc(bound("${x} + 1", x="a" * 1_000_000))
+    assert len(str(error.value)) < 200
+    assert "(1,000,000 characters)" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["${x} % 1", "-${x}", "${x} ** 2", "${x} + ${x}", "${x} > 1", "${x} == 1", "max(${x}, 1)"],
+)
+def test_every_operator_and_function_refuses_a_text_operand(expression):
+    """`%` (text formatting), unary minus, powers, comparisons and functions refuse it too."""
+    with pytest.raises(CalculationError, match="operand `\\${x}` is the text '%0999999d'"):
+        calc(bound(expression, x="%0999999d"))
+
+
+def test_operands_made_or_chosen_inside_the_expression_are_refused_too():
+    """A truth value made mid-expression meets a checking operator; a text chosen by `or`
+    is named."""
+    with pytest.raises(CalculationError, match="an operand of \\* is the truth value true"):
+        calc("(1 < 2) * 5")
+    with pytest.raises(CalculationError, match="operand `\\${x}` is the text 'abc'"):
+        calc(bound(f"(${{x}} or 2) * {BIG}", x="abc"))
+
+
+def test_a_text_result_is_refused():
+    """calculate answers numbers, quantities or truth values; `${x}` alone on a text is none."""
+    with pytest.raises(CalculationError, match="the result is the text 'abc', not a number"):
+        calc(bound("${x}", x="abc"))
+
+
+def test_truth_values_still_compare_and_combine():
+    """Checks compare and combine verdicts: `==`, `and`, `not` take truth values."""
+    assert calc(bound("${a} == ${b}", a=True, b=True)) is True
+    assert calc(bound("${a} and not ${b}", a=True, b=False)) is True
+
+
+def test_bound_numbers_and_quantities_still_work():
+    """The check looks at types only: numbers and quantities pass through unchanged."""
+    rate = quantity(56.25, "MB/s")
+    assert calc(bound("${r} * 6 h", r=rate)).to("GB").magnitude == pytest.approx(1215)
+    assert calc(bound("ceil(${a} / ${b})", a=quantity(2.5, "TB"), b=quantity(962.28, "GB"))) == 3
+    assert calc(bound("${n} * 2 ** 10", n=3)) == 3072
+
+
+def test_check_operands_names_a_text_without_evaluating_or_needing_every_binding():
+    """The static check refuses a known text even while another reference is unbound."""
+    with pytest.raises(CalculationError, match="operand `\\${x}` is the text 'abc'"):
+        check_operands(bound(f"${{x}} * {BIG} * ${{later}}", x="abc"))
+    check_operands(bound("${x} * ${later}", x=quantity(1, "GB")))  # no problem, no result
+
+
+# --- the same through a run: a failed step or an invalid plan, never an internal error -----
+
+
+@tool
+def label() -> str:
+    """A tool whose result is a text, known only once it has run."""
+    return "abc"
+
+
+def test_a_text_from_a_step_times_a_huge_number_fails_the_step_with_a_small_journal(tmp_path):
+    """The run ends step_failed with the message in the journal, a run.end, and no 300 MB."""
+    journal = tmp_path / "run.jsonl"
+    task = make_task(
+        [
+            {"id": "name", "tool": "label", "args": {}},
+            {"id": "big", "tool": "calculate", "args": {"expression": f"${{name}} * {BIG}"}},
+        ]
+    )
+    result = Engine(tools=[label]).run(task, journal=journal)
+    assert result.status is RunStatus.STEP_FAILED
+    assert journal.stat().st_size < 64_000
+    events = read_journal(journal)
+    failed = [event for event in events.of_kind("observation") if event.step == "big"]
+    assert failed[0].error == (
+        "operand `${name}` is the text 'abc', not a number or quantity; arithmetic needs numbers"
+    )
+    assert events.of_kind("run.end")[0].status == "step_failed"
+
+
+def test_a_text_input_times_a_huge_number_is_an_invalid_plan_with_a_small_journal(tmp_path):
+    """A text input known before the run stops it before anything runs, with a run.end."""
+    journal = tmp_path / "run.jsonl"
+    task = make_task(
+        [{"id": "big", "tool": "calculate", "args": {"expression": f"${{inputs.x}} * {BIG}"}}],
+        inputs={"x": "abc"},
+    )
+    with pytest.raises(PlanValidationError, match="operand `\\$\\{inputs.x\\}` is the text"):
+        Engine().run(task, journal=journal)
+    assert journal.stat().st_size < 64_000
+    end = read_journal(journal).of_kind("run.end")[0]
+    assert end.status == "invalid" and "step 'big': operand `${inputs.x}`" in end.reason
+
+
+def test_the_command_line_run_of_a_text_input_exits_invalid_not_internal(tmp_path):
+    """`stepgraph run` on such a task file exits 3 (invalid) with the message, not 1."""
+    path = tmp_path / "task.yaml"
+    path.write_text(
+        "goal: multiply x\ninputs:\n  x: {value: abc}\nplan:\n  steps:\n"
+        f"    - {{id: big, tool: calculate, args: {{expression: '${{inputs.x}} * {BIG}'}}}}\n"
+    )
+    journal = tmp_path / "run.jsonl"
+    result = invoke("run", path, "--approve", "auto", "--journal", journal)
+    assert result.exit_code == ExitCode.INVALID
+    assert "operand `${inputs.x}` is the text 'abc'" in flat(result.output)
+    assert journal.stat().st_size < 64_000

@@ -15,13 +15,15 @@ from stepgraph.model import RESERVED_IDS, Check, Step, StepGraph
 from stepgraph.references import (
     REFERENCE_PATTERN,
     Reference,
+    ReferenceError_,
     find_references,
+    lookup,
     malformed_references,
     resolve,
 )
 from stepgraph.task import PreparedTask
 from stepgraph.tools import UNKNOWN, ToolRegistry
-from stepgraph.tools.expression import bind, check_syntax
+from stepgraph.tools.expression import Expression, check_syntax
 from stepgraph.units import (
     compatible,
     convert,
@@ -288,7 +290,7 @@ def _unit_problems(
                 expressions = tools.get(step.tool).expression_args
                 args = _prototype_args(step.args, refs[step_id], prototypes, expressions)
                 prototype = infer(args)
-            except StepgraphError as e:
+            except (StepgraphError, ReferenceError_) as e:  # ${inputs.name.field} of a text
                 problems.append(PlanProblem(step_id, str(e)))
         if step.expect_unit is not None:
             try:
@@ -335,7 +337,10 @@ def _prototype_args(
         refs = arg_refs[name]
         known = all(_known(ref, prototypes) for ref in refs)
         if name in expressions and isinstance(value, str):
-            resolved[name] = bind(value, prototypes) if known else value
+            # Bound as far as known, so a hook sees a text input used as a number even
+            # beside a reference whose unit is unknown; the hook sees which are missing.
+            found = [ref for ref in refs if _known(ref, prototypes)]
+            resolved[name] = Expression(value, {ref.text: lookup(ref, prototypes) for ref in found})
         elif not refs:
             resolved[name] = value
         else:

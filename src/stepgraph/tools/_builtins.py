@@ -64,6 +64,10 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
     text = expression.text if isinstance(expression, expr.Expression) else expression
     expr.check_syntax(text)
     bound = expression if isinstance(expression, expr.Expression) else expr.Expression(text)
+    # A text input (an actual value here, not a prototype) used as a number is a plan
+    # problem before the run, even when another reference's unit is still unknown.
+    known = {ref: value for ref, value in bound.bindings.items() if value is not UNKNOWN}
+    expr.check_operands(expr.Expression(text, known))
     if any(bound.bindings.get(ref.text, UNKNOWN) is UNKNOWN for ref in find_references(text)):
         return UNKNOWN  # some upstream unit is unknown before the run
     try:

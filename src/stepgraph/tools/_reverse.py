@@ -12,9 +12,17 @@ from typing import Any
 
 import pint
 
-from stepgraph.exceptions import StepgraphError
+from stepgraph.exceptions import CalculationError, StepgraphError
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.tools.expression import TOLERANCE, Expression, close, evaluate_node, parse
+from stepgraph.tools.expression import (
+    TOLERANCE,
+    Expression,
+    close,
+    describe_operand,
+    evaluate_node,
+    is_number,
+    parse,
+)
 from stepgraph.units import (
     convert,
     format_pair,
@@ -84,6 +92,9 @@ def reverse_calculate(step: str, expression: Any, result: Any) -> Verdict | None
     bound = Expression.from_data(expression)
     parsed = parse(bound.text, bound.bindings)
     node = parsed.tree.body
+    undoable = isinstance(node, ast.Call | ast.BinOp)
+    if undoable and not is_number(result):  # a recorded result (an old journal) may be text
+        raise CalculationError(f"the result is {describe_operand(result)}, not a number")
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)

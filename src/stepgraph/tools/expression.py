@@ -14,6 +14,12 @@ unit (``min``, ``%``) or representation can be misread on the way.
 simpleeval over asteval: we want one expression, not a Python subset with loops and
 function definitions, and simpleeval lets us replace each AST node handler, so
 attributes, subscripts, strings and unknown names are refused outright.
+
+Operands are numbers, quantities and (for ``==``, ``and``, ``not``, ``if``) truth values,
+never text or containers: ``'ab' * 10**8`` or ``"%0999999d" % 1`` would build a string as
+large as the multiplier, so a bound value that is text, a list or a mapping is refused by
+name before anything is evaluated (`check_operands`), and every operator and function
+checks its operands again before it runs, for values that only exist mid-evaluation.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import math
 import operator
 import time
 import tokenize
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +101,66 @@ class Parsed:
     tree: ast.Expression
     names: dict[str, Any]
     references: dict[str, Reference]  # placeholder name -> the reference it stands for
+
+
+def is_number(value: Any) -> bool:
+    """Whether `value` is a number or a quantity of one: what arithmetic may work on.
+
+    A truth value is not one (``True * 5`` is a slip, not arithmetic), nor is text.
+    """
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    return isinstance(magnitude, int | float) and not isinstance(magnitude, bool)
+
+
+_SHOWN_TEXT = 40  # characters of a text operand a message quotes: it may be megabytes long
+
+
+def describe_operand(value: Any) -> str:
+    """What a non-numeric value is, in a few words that never echo a long value."""
+    if isinstance(value, bool):
+        return f"the truth value {str(value).lower()}"
+    if isinstance(value, str):
+        if len(value) <= _SHOWN_TEXT:
+            return f"the text {value!r}"
+        return f"the text {value[:_SHOWN_TEXT]!r}... ({len(value):,} characters)"
+    if value is None:
+        return "empty (null)"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value):,} item{'' if len(value) == 1 else 's'}"
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(map(str, value))[:5]) + (", ..." if len(value) > 5 else "")
+        return f"a mapping (fields: {keys or 'none'})"
+    return f"a {type(value).__name__}"
+
+
+def _not_a_number(
+    value: Any, what: str, needs: str, reference: str = "${step}"
+) -> CalculationError:
+    hint = ""
+    if isinstance(value, dict):  # the usual slip: the step, not the field of it
+        field_ = min(map(str, value), default="field")
+        hint = f"; use one of its fields, e.g. {reference[:-1]}.{field_}}}"
+    return CalculationError(
+        f"{what} is {describe_operand(value)}, not a number or quantity; {needs} needs numbers"
+        + hint
+    )
+
+
+def _numeric(op: Callable[..., Any], symbol: str, *, truth: bool = False) -> Callable[..., Any]:
+    """`op`, refusing any operand that is not a number before it runs (`truth`: or a bool).
+
+    The last line of defence: text and lists never meet ``*``, ``+``, ``%`` or ``**``
+    inside the evaluator, whatever produced them.
+    """
+    needs = "comparing" if symbol in ("==", "!=", "<", ">", "<=", ">=") else "arithmetic"
+
+    def apply(*operands: Any) -> Any:
+        for operand in operands:
+            if not (is_number(operand) or (truth and isinstance(operand, bool))):
+                raise _not_a_number(operand, f"an operand of {symbol}", needs)
+        return op(*operands)
+
+    return apply
 
 
 def _magnitude_op(func: Callable[[float], Any]) -> Callable[..., Any]:
@@ -177,23 +243,24 @@ def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
 
 
 _OPERATORS: dict[type, Callable[..., Any]] = {
-    ast.Add: _checked(operator.add),
-    ast.Sub: _checked(operator.sub),
-    ast.Mult: _checked(operator.mul),
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: _power,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-    ast.Eq: close,
-    ast.NotEq: lambda left, right: not close(left, right),
-    ast.Gt: operator.gt,
-    ast.Lt: operator.lt,
-    ast.GtE: operator.ge,
-    ast.LtE: operator.le,
+    ast.Add: _numeric(_checked(operator.add), "+"),
+    ast.Sub: _numeric(_checked(operator.sub), "-"),
+    ast.Mult: _numeric(_checked(operator.mul), "*"),
+    ast.Div: _numeric(operator.truediv, "/"),
+    ast.FloorDiv: _numeric(operator.floordiv, "//"),
+    ast.Mod: _numeric(operator.mod, "%"),  # on text, % is formatting: "%0999999d" % 1
+    ast.Pow: _numeric(_power, "**"),
+    ast.USub: _numeric(operator.neg, "-"),
+    ast.UAdd: _numeric(operator.pos, "+"),
+    ast.Eq: _numeric(close, "==", truth=True),  # checks compare verdicts: true == true
+    ast.NotEq: _numeric(lambda left, right: not close(left, right), "!=", truth=True),
+    ast.Gt: _numeric(operator.gt, ">"),
+    ast.Lt: _numeric(operator.lt, "<"),
+    ast.GtE: _numeric(operator.ge, ">="),
+    ast.LtE: _numeric(operator.le, "<="),
     ast.Not: operator.not_,
 }
+_EQUALITY = (ast.Eq, ast.NotEq)
 
 
 def _refuse(what: str) -> Callable[[ast.AST], Any]:
@@ -263,7 +330,11 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
         if node.keywords:
             raise CalculationError("keyword arguments are not allowed in an expression")
         func = self.functions[node.func.id]
-        return func(*(self._eval(arg) for arg in node.args))
+        args = [self._eval(arg) for arg in node.args]
+        for arg in args:  # max('abc') is 'c', and sqrt of a list fails deep in pint
+            if not is_number(arg):
+                raise _not_a_number(arg, f"an argument of {node.func.id}()", f"{node.func.id}()")
+        return func(*args)
 
 
 _ALLOWED_NODES = (
@@ -437,6 +508,61 @@ def _is_call_target(tree: ast.AST, name: ast.Name) -> bool:
     return any(isinstance(node, ast.Call) and node.func is name for node in ast.walk(tree))
 
 
+def _operands(node: ast.AST) -> Iterator[tuple[ast.AST, bool, str]]:
+    """Every operand position under `node`: (operand, a bool may stand there, what needs it)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.BinOp):
+            yield inner.left, False, "arithmetic"
+            yield inner.right, False, "arithmetic"
+        elif isinstance(inner, ast.UnaryOp) and not isinstance(inner.op, ast.Not):
+            yield inner.operand, False, "arithmetic"
+        elif isinstance(inner, ast.Compare):
+            sides = [inner.left, *inner.comparators]
+            for op, left, right in zip(inner.ops, sides, sides[1:], strict=False):
+                truth = isinstance(op, _EQUALITY)
+                yield left, truth, "comparing"
+                yield right, truth, "comparing"
+        elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+            for arg in inner.args:
+                yield arg, False, f"{inner.func.id}()"
+
+
+def _value_names(node: ast.AST) -> Iterator[ast.Name]:
+    """The names whose value an operand can be: itself, or a branch of ``if``/``and``/``or``."""
+    if isinstance(node, ast.Name):
+        yield node
+    elif isinstance(node, ast.IfExp):
+        yield from _value_names(node.body)
+        yield from _value_names(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values:
+            yield from _value_names(value)
+
+
+def _check_operands(node: ast.AST, parsed: Parsed) -> None:
+    suspects = {name: value for name, value in parsed.names.items() if not is_number(value)}
+    if not suspects:  # the usual case: no walk of the tree for bindings that are all numbers
+        return
+    for operand, truth, needs in _operands(node):
+        for name in _value_names(operand):
+            if name.id not in suspects:
+                continue  # a number, a unit, or a reference bound later (or not at all)
+            value = suspects[name.id]
+            if not (truth and isinstance(value, bool)):
+                text = parsed.references[name.id].text
+                raise _not_a_number(value, f"operand `{text}`", needs, text)
+
+
+def check_operands(expression: Expression) -> None:
+    """Refuse, naming the reference, a bound value that is used as a number but is none.
+
+    Nothing is evaluated, so a text bound into ``${x} * 100000000`` is refused before
+    the string could be built. References without a binding are not checked.
+    """
+    parsed = parse(expression.text, expression.bindings)
+    _check_operands(parsed.tree.body, parsed)
+
+
 def evaluate(expression: Expression | str, bindings: Mapping[str, Any] | None = None) -> Any:
     """Evaluate an expression; its references take their values from its bindings."""
     if isinstance(expression, Expression):
@@ -455,6 +581,7 @@ def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
     ]
     if unbound:
         raise CalculationError(f"unresolved reference {unbound[0]}")
+    _check_operands(node, parsed)
     evaluator = _Evaluator(parsed.names, time.monotonic() + TIME_LIMIT_SECONDS)
     try:
         result = evaluator._eval(node)
@@ -471,6 +598,10 @@ def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
     except RecursionError as e:
         raise CalculationError("the expression is nested too deeply") from e
     result = normalize(result)
+    if not (is_number(result) or isinstance(result, bool)):  # "${x}" alone, x a text
+        raise CalculationError(
+            f"the result is {describe_operand(result)}, not a number, quantity or truth value"
+        )
     magnitude = result.magnitude if isinstance(result, pint.Quantity) else result
     if isinstance(magnitude, float) and not math.isfinite(magnitude):
         raise CalculationError(f"the result is {magnitude}, not a finite number (an overflow?)")
@@ -487,9 +618,12 @@ __all__ = [
     "Expression",
     "Parsed",
     "bind",
+    "check_operands",
     "check_syntax",
     "close",
+    "describe_operand",
     "evaluate",
     "evaluate_node",
+    "is_number",
     "parse",
 ]
