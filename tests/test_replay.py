@@ -9,11 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stepgraph import Engine, Planner, PlanningError, StepGraph, Task, tool
+from stepgraph.cli import ExitCode
 from stepgraph.engine import compare, replay
 from stepgraph.engine._replay import compare_files
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, flat, invoke
 from tests.planner.conftest import migration_plan
 
 
@@ -110,10 +111,42 @@ def test_a_tool_changed_since_the_recording_is_a_divergence_not_a_crash(company)
     folder, journal = company
     source = folder / "company_tools.py"
     source.write_text(source.read_text().replace("company_id: int", "company_id: str"))
-    report = replay(journal)
+    report = replay(journal, trust_plugins=True)
     assert not report.identical
     assert report.divergences[0].event == "tool"
     assert "list_shareholders" in report.divergences[0].recorded
+
+
+MARKER_PLUGIN = '''
+from pathlib import Path
+
+Path(__file__).with_name("imported.marker").write_text("the plugin ran")
+
+from stepgraph import tool
+
+
+@tool
+def double(x: float) -> float:
+    """Twice x."""
+    return 2 * x
+'''
+
+
+def test_a_journal_names_plugins_replay_imports_only_when_trusted(tmp_path):
+    """A journal someone sent you runs no code: its plugins are imported with the flag only."""
+    (tmp_path / "double.py").write_text(MARKER_PLUGIN)
+    task = "name: d\ngoal: twice 2\nplugins: [double.py]\nplan:\n  steps:\n"
+    task += "    - {id: d, tool: double, args: {x: 2}}\n"
+    (tmp_path / "d.yaml").write_text(task)
+    Engine().run(tmp_path / "d.yaml", journal=tmp_path / "d.jsonl")
+    marker = tmp_path / "imported.marker"
+    marker.unlink()
+    refused = invoke("replay", tmp_path / "d.jsonl")
+    assert refused.exit_code == ExitCode.USAGE and "--trust-plugins" in flat(refused.output)
+    assert "double.py" in flat(refused.output) and not marker.exists()
+    trusted = invoke("replay", tmp_path / "d.jsonl", "--trust-plugins")
+    assert trusted.exit_code == ExitCode.OK and "identical" in trusted.output
+    assert marker.exists()
 
 
 def test_live_replay_diffs_each_observation_against_the_record(company):
@@ -122,7 +155,7 @@ def test_live_replay_diffs_each_observation_against_the_record(company):
     sql.write_text(
         sql.read_text().replace("(42, 'Founders Trust', 38.5)", "(42, 'Founders Trust', 40.5)")
     )
-    report = replay(journal, live=True)
+    report = replay(journal, live=True, trust_plugins=True)
     steps = {d.step for d in report.divergences if d.event == "observation"}
     assert "holders" in steps and "company" not in steps
 

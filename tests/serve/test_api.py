@@ -25,6 +25,23 @@ def parked_run(server) -> str:
     return run_id
 
 
+def test_a_decision_about_another_approval_hash_is_refused_and_runs_nothing(server):
+    """The page sends the approval hash it showed: a stale or forged one gets 409."""
+    run_id = parked_run(server)
+    review = server.client.get(f"/api/runs/{run_id}/plan").json()
+    assert review["inputs"]["link"] == "450 Mbps" and len(review["approval_hash"]) == 64
+    stale = server.post(f"/api/runs/{run_id}/approve", by="eve", approval_hash="0" * 64)
+    assert stale.status_code == 409 and "another plan" in stale.json()["detail"]
+    assert server.client.get(f"/api/runs/{run_id}").json()["status"] == "awaiting_approval"
+    bound = server.post(
+        f"/api/runs/{run_id}/approve", by="eve", approval_hash=review["approval_hash"]
+    )
+    assert bound.status_code == 202, bound.text
+    server.wait_status(run_id, "verified")
+    approved = read_journal(Path(server.manager.index.get(run_id).path)).of_kind("plan.approved")
+    assert [event.approval_hash for event in approved] == [review["approval_hash"]]
+
+
 def test_a_parked_run_is_reviewed_and_approved_through_the_api(server):
     run_id = parked_run(server)
     [listed] = server.client.get("/api/runs", params={"status": "awaiting_approval"}).json()

@@ -32,6 +32,14 @@ def replay_command(
         str | None, typer.Option("--from", help="Fork: this step and its dependents run live.")
     ] = None,
     out: Annotated[Path | None, typer.Option(help="The new journal's path.")] = None,
+    trust_plugins: Annotated[
+        bool,
+        typer.Option(
+            "--trust-plugins",
+            help="Import the plugin files the journal's task names (and, with --live or "
+            "--from, start the MCP servers it used): that runs their code.",
+        ),
+    ] = False,
 ) -> None:
     """Run a recorded run again from its journal and report identical or the first divergence."""
     from stepgraph.cli.render import _progress as _display
@@ -40,7 +48,7 @@ def replay_command(
     console = Console()
     if out is not None and out.resolve() == journal.resolve():
         fail(f"--out {out} is the journal being replayed; choose another path", ExitCode.USAGE)
-    report = replay(journal, live=live, from_step=from_step, out=out)
+    report = replay(journal, live=live, from_step=from_step, out=out, trust_plugins=trust_plugins)
     for problem in report.problems:  # a cut-off record diverges where it stops: say why
         console.print(Text(f"warning: {journal}: {problem}", style="yellow"))
     if any("truncated last line" in problem for problem in report.problems):

@@ -42,7 +42,7 @@ if _TYPE_CHECKING:
         parked,
         record_decision,
     )
-    from stepgraph.engine._replay import ReplayReport, replay
+    from stepgraph.engine._replay import ReplayReport, code_inside, replay
     from stepgraph.engine._resume import resume
     from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
 
@@ -68,6 +68,7 @@ __all__ = [
     "check_decision",
     "check_journal_free",
     "approval_subject",
+    "code_inside",
     "compare",
     "continue_decided",
     "decide",
@@ -106,6 +107,7 @@ _MODULES = {
     "check_decision": "stepgraph.engine._park",
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",
+    "code_inside": "stepgraph.engine._replay",
     "compare": "stepgraph.engine._compare",
     "continue_decided": "stepgraph.engine._park",
     "decide": "stepgraph.engine._park",

@@ -114,7 +114,7 @@ class Engine:
             base_dir = Path(task).resolve().parent
             task = load_task(Path(task))
         if not trust_code:
-            _refuse_code(task)
+            refuse_code(task)
         tools = ToolRegistry(self.tools)
         for plugin in task.plugins:
             for item in load_plugin(base_dir / plugin):
@@ -250,7 +250,7 @@ class Engine:
         return self.journal_dir / f"{stamp}-{name}.jsonl"
 
 
-def _refuse_code(task: Task) -> None:
+def refuse_code(task: Task) -> None:
     """Raise `UntrustedTaskError` if preparing `task` would import plugins or start servers."""
     if not task.plugins and not task.mcp_servers:
         return

@@ -17,7 +17,7 @@ import networkx as nx
 from stepgraph.engine._approval import Decision, PlanView, RunParked
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
-from stepgraph.engine._engine import Engine
+from stepgraph.engine._engine import Engine, refuse_code
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import (
     ApprovalError,
@@ -42,7 +42,7 @@ from stepgraph.journal import (
 from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask
-from stepgraph.tools import Tool, recorded_tools
+from stepgraph.tools import Tool, as_spec, recorded_tools
 from stepgraph.values import decode_value
 
 
@@ -247,6 +247,7 @@ def replay(
     from_step: str | None = None,
     out: Path | str | None = None,
     tools: Iterable[Tool | Callable[..., Any]] = (),
+    trust_plugins: bool = False,
 ) -> ReplayReport:
     """Run a recorded run again and compare.
 
@@ -254,6 +255,11 @@ def replay(
     comes from the journal. `live` runs the tools for real; `from_step` forks: that
     step and everything depending on it run live, the rest is taken from the record,
     into a new journal that names its parent.
+
+    A journal names files and commands: the task's plugins (imported to rebuild its
+    tools) and, for a live replay or a fork, the MCP servers it used. Both run code, so
+    without `trust_plugins` such a journal is refused (`UntrustedTaskError`) before
+    anything is imported or started; a journal someone sent you runs nothing unasked.
     """
     path = Path(journal)
     suffix = f"fork-{from_step}" if from_step else ("live" if live else "replay")
@@ -264,6 +270,11 @@ def replay(
             path=str(path),
         )
     recording, recorded = load_for_replay(path)
+    if not trust_plugins:
+        offline = not live and from_step is None  # then MCP tools are stand-ins
+        servers = [] if offline else _recorded_servers(recording.start.mcp_tools)
+        specs = [as_spec(server) for server in servers]
+        refuse_code(recording.task.model_copy(update={"mcp_servers": specs}))
     live_steps = _fork_steps(recording, from_step) if from_step else None
     out_path.unlink(missing_ok=True)
     report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)
@@ -280,6 +291,21 @@ def replay(
         return report
     report.divergences += compare_files(path, out_path)
     return report
+
+
+def code_inside(journal: Path | str, folder: Path) -> bool:
+    """Whether the code a replay of `journal` would run lies in `folder` (trusted by its owner).
+
+    True when the recorded task's folder and each plugin file resolve inside `folder` and
+    the run used no MCP server started by a command (a command may run anything).
+    """
+    recording = Recording.read(Path(journal), keep=lambda _: False)
+    root = folder.resolve()
+    base = recording.base_dir.resolve()
+    plugins = [(base / plugin).resolve() for plugin in recording.task.plugins]
+    commands = [d for d in recording.start.mcp_tools.values() if d["server"].get("command")]
+    inside = base.is_relative_to(root) and all(p.is_relative_to(root) for p in plugins)
+    return inside and not commands and not recording.task.mcp_servers
 
 
 def _plan_retries_seen(recording: Recording) -> int | None:

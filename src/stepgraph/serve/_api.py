@@ -53,6 +53,12 @@ class DecisionIn(BaseModel):
     comment: str = Field(
         "", max_length=MAX_COMMENT, description="For revise: what the planner should change."
     )
+    approval_hash: str | None = Field(
+        None,
+        pattern="^[0-9a-f]{64}$",
+        description="The approval hash the decider was shown (GET .../plan): a decision "
+        "about a plan or task that changed since is refused (409).",
+    )
 
 
 class ForkIn(BaseModel):
@@ -141,6 +147,8 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
             "critical_path": review.critical_path,
             "side_effects": review.side_effects,
             "diff": review.diff,
+            "inputs": review.inputs,
+            "approval_hash": review.approval_hash,
         }
 
     def _decide(run_id: str, decision: Decision) -> dict[str, str]:
@@ -157,19 +165,28 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
     @router.post("/runs/{run_id}/approve", status_code=202)
     def approve(run_id: str, body: DecisionIn) -> dict[str, str]:
         """Approve the parked plan: the run continues."""
-        return _decide(run_id, Decision("approve", who=body.by, how="web"))
+        return _decide(
+            run_id, Decision("approve", who=body.by, how="web", approval_hash=body.approval_hash)
+        )
 
     @router.post("/runs/{run_id}/reject", status_code=202)
     def reject(run_id: str, body: DecisionIn) -> dict[str, str]:
         """Reject the parked plan: the run ends, nothing runs."""
-        return _decide(run_id, Decision("reject", who=body.by, how="web"))
+        return _decide(
+            run_id, Decision("reject", who=body.by, how="web", approval_hash=body.approval_hash)
+        )
 
     @router.post("/runs/{run_id}/edit", status_code=202)
     def edit(run_id: str, body: DecisionIn) -> dict[str, str]:
         """Replace the parked plan (checked first); it parks again for approval."""
         if body.plan is None:
             raise HTTPException(422, "an edit needs the plan")
-        return _decide(run_id, Decision("edit", plan=body.plan, who=body.by, how="web"))
+        return _decide(
+            run_id,
+            Decision(
+                "edit", plan=body.plan, who=body.by, how="web", approval_hash=body.approval_hash
+            ),
+        )
 
     @router.post("/runs/{run_id}/revise", status_code=202)
     def revise(run_id: str, body: DecisionIn) -> dict[str, str]:
@@ -178,7 +195,16 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
             raise HTTPException(422, "a revision needs a comment for the planner")
         if manager.planner is None:
             raise HTTPException(409, "a revision needs a planner; the server has none")
-        return _decide(run_id, Decision("revise", comment=body.comment, who=body.by, how="web"))
+        return _decide(
+            run_id,
+            Decision(
+                "revise",
+                comment=body.comment,
+                who=body.by,
+                how="web",
+                approval_hash=body.approval_hash,
+            ),
+        )
 
     @router.post("/runs/{run_id}/replay")
     def replay(run_id: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
-from stepgraph.engine import Engine, ParkingApprover, PlanView, plan_view, replay
+from stepgraph.engine import Engine, ParkingApprover, PlanView, code_inside, plan_view, replay
 from stepgraph.exceptions import PlanValidationError, StepgraphError, UntrustedTaskError
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
 from stepgraph.planner import Planner
@@ -191,7 +191,8 @@ class StepgraphMcp:
     def replay(self, journal: str) -> dict[str, Any]:
         path = self._inside_root(journal, "journal")
         try:
-            report = replay(path)
+            # Replaying imports the task's plugins: only code under the root is run.
+            report = replay(path, trust_plugins=code_inside(path, self.root))
         except StepgraphError as e:
             raise ToolError(str(e)) from e
         return {

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from stepgraph.engine import Decision, Engine, RunOptions, record_decision, replay
+from stepgraph.engine import Decision, Engine, RunOptions, code_inside, record_decision, replay
 from stepgraph.exceptions import (
     PlannerNotConfiguredError,
     StepgraphError,
@@ -142,7 +142,8 @@ class RunManager:
 
         def work() -> None:
             try:
-                replay(parent, from_step=step, out=out, tools=self.tools)
+                trusted = code_inside(parent, self.workspace)  # the workspace is the owner's
+                replay(parent, from_step=step, out=out, tools=self.tools, trust_plugins=trusted)
             except StepgraphError as e:
                 errors.append(e)
 
@@ -154,7 +155,9 @@ class RunManager:
 
     def replay(self, run_id: str) -> dict[str, Any]:
         """Run a recorded run again from its journal; identical, or where it diverged."""
-        report = replay(Path(self.row(run_id).path), tools=self.tools)
+        path = Path(self.row(run_id).path)
+        trusted = code_inside(path, self.workspace)
+        report = replay(path, tools=self.tools, trust_plugins=trusted)
         return {
             "identical": report.identical,
             "journal": report.journal.name,
