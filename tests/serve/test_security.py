@@ -123,3 +123,22 @@ def test_serve_takes_allow_host_and_still_refuses_a_network_bind_without_a_token
         env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": str(ROOT / "src")},
     )  # fmt: skip
     assert refused.returncode == 2 and "give --token" in refused.stderr, refused.stderr
+
+
+def test_a_workspace_task_loading_a_plugin_from_outside_the_workspace_is_refused(tmp_path):
+    """The server trusts its workspace: a task file there cannot pull in code from elsewhere."""
+    from stepgraph.exceptions import TaskFileError
+    from stepgraph.serve._runs import RunManager
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (tmp_path / "evil.py").write_text(
+        "from pathlib import Path\nPath(__file__).with_name('imported.marker').touch()\n"
+    )
+    task = "name: t\ngoal: g\nplugins: [../evil.py]\nplan:\n  steps:\n"
+    task += "    - {id: a, tool: calculate, args: {expression: '1 + 1'}}\n"
+    (workspace / "t.yaml").write_text(task)
+    manager = RunManager(tmp_path / "runs", workspace=workspace)
+    with pytest.raises(TaskFileError, match="outside the workspace"):
+        manager.start(task="t.yaml", goal=None, overrides={}, approval=None)
+    assert not (tmp_path / "imported.marker").exists()

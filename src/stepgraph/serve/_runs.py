@@ -28,6 +28,7 @@ from stepgraph.exceptions import (
 from stepgraph.journal import RunIndex, RunRow
 from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.planner import Planner
+from stepgraph.task import load_task
 from stepgraph.tools import Tool
 
 log = logging.getLogger("stepgraph.serve")
@@ -89,7 +90,19 @@ class RunManager:
         """Start a run (a task file of the workspace, or a goal); returns its run id at once."""
         engine = self.engine()
         if task:
-            prepared = engine.prepare(self.task_path(task), overrides=overrides)
+            path = self.task_path(task)
+            loaded = load_task(path)
+            outside = [
+                plugin
+                for plugin in loaded.plugins
+                if not (path.parent / plugin).resolve().is_relative_to(self.workspace)
+            ]
+            if outside:  # the workspace is what the server's owner trusts, nothing beyond
+                raise TaskFileError(
+                    f"the task loads plugins from outside the workspace ({', '.join(outside)})",
+                    path=task,
+                )
+            prepared = engine.prepare(loaded, overrides=overrides, base_dir=path.parent)
         elif goal:
             prepared = engine.prepare(Task(name="goal", goal=goal), overrides=overrides)
         else:
