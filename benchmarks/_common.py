@@ -13,7 +13,10 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph import StepGraph, tool
+from stepgraph import RunStatus, StepGraph, tool
+
+# A benchmark run passed when every verdict passed; no-op tools leave nothing to check.
+PASSED = frozenset({RunStatus.VERIFIED, RunStatus.UNCHECKED})
 
 
 @tool

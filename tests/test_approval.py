@@ -90,7 +90,8 @@ def test_a_person_sees_the_plan_and_approves_it(tmp_path):
     SENT.clear()
     person, output = approver("a\n")
     result, journal = run(report_task(), tmp_path, approver=person)
-    assert result.status is RunStatus.VERIFIED and SENT == ["nights: 3"]
+    # The answer is what send_report returned, which nothing checks: it ran, unchecked.
+    assert result.status is RunStatus.UNCHECKED and SENT == ["nights: 3"]
     shown = output.getvalue()
     assert "send_report (side effects)" in shown
     assert "2 steps. Critical path: n -> mail" in shown
@@ -218,6 +219,6 @@ def test_the_prompt_in_a_real_pseudo_terminal(tmp_path, answer):
     os.close(primary)
     journal = read_journal(tmp_path / "j.jsonl")
     if answer == "a":
-        assert code == ExitCode.OK and journal.of_kind("plan.approved")[0].how == "person"
+        assert code == ExitCode.UNCHECKED and journal.of_kind("plan.approved")[0].how == "person"
     else:
         assert code == ExitCode.NOT_RUN and journal.of_kind("plan.rejected")[0].how == "person"

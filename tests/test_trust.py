@@ -145,8 +145,8 @@ def test_a_task_without_plugins_or_servers_needs_no_flag(command):
 def test_running_a_task_trusts_it_without_the_flag(plugin_task, tmp_path):
     """`run` imports the plugin unasked: running a task file is the user's decision."""
     result = invoke("run", plugin_task, "--journal", tmp_path / "j.jsonl", "--json")
-    assert result.exit_code == ExitCode.OK, result.output
-    assert json.loads(result.stdout)["values"]["a"] == 4
+    assert result.exit_code == ExitCode.UNCHECKED, result.output  # the plugin has no check
+    assert json.loads(result.stdout)["unverified_values"]["a"] == 4
     assert (plugin_task.parent / PLUGIN_MARKER).exists()
 
 

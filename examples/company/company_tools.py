@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from stepgraph import tool
+from stepgraph import Verdict, VerdictKind, tool
 
 _SQL = Path(__file__).with_name("company.sql")
 _lock = threading.Lock()
@@ -26,7 +26,21 @@ def _connect() -> sqlite3.Connection:
     return connection
 
 
-@tool
+def _same_company_by_id(step: str, args: dict[str, Any], value: Any) -> Verdict:
+    """Backwards: the id the lookup returned names the company that was asked for."""
+    with _connect() as db:
+        row = db.execute("SELECT name FROM company WHERE id = ?", (value["id"],)).fetchone()
+    found = row["name"] if row else None
+    return Verdict(
+        kind=VerdictKind.REVERSE,
+        step=step,
+        passed=found == args["name"] == value["name"],
+        description=f"company id {value['id']} is registered as {found!r}",
+        values={"id": str(value["id"]), "name": str(found)},
+    )
+
+
+@tool(reverse=_same_company_by_id)
 def find_company(name: str) -> dict[str, Any]:
     """Look up a company by its exact name and return its id, name and country.
 
@@ -41,7 +55,25 @@ def find_company(name: str) -> dict[str, Any]:
     return dict(row)
 
 
-@tool
+def _holders_add_up(step: str, args: dict[str, Any], value: Any) -> Verdict:
+    """Backwards: the largest is the largest of the list, the total and count are the list's."""
+    shares = [holder["percent"] for holder in value["holders"]]
+    passed = (
+        value["largest"]["percent"] == max(shares)
+        and abs(value["total_percent"] - sum(shares)) < 1e-9
+        and value["count"] == len(shares)
+    )
+    return Verdict(
+        kind=VerdictKind.REVERSE,
+        step=step,
+        passed=passed,
+        description=f"{value['count']} holders: the largest holds {max(shares)}%, "
+        f"together {sum(shares):g}%",
+        values={"largest": str(max(shares)), "total": f"{sum(shares):g}"},
+    )
+
+
+@tool(reverse=_holders_add_up)
 def list_shareholders(company_id: int) -> dict[str, Any]:
     """List a company's shareholders by company id, largest first, with the total held.
 

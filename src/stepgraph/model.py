@@ -408,6 +408,7 @@ class RunStatus(StrEnum):
     """How a run ended."""
 
     VERIFIED = "verified"
+    UNCHECKED = "unchecked"  # every verdict passed, but none looked at the answer's value
     UNVERIFIED = "unverified"
     STEP_FAILED = "step_failed"
     NOT_RUN = "not_run"
@@ -420,8 +421,9 @@ class RunResult(BaseModel):
     run_id: str = Field(description="Unique id of the run, also in every journal event.")
     task: str = Field(description="Name of the task.")
     status: RunStatus = Field(
-        description="verified only when every step ran, every verdict passed and there is "
-        "an answer."
+        description="verified only when every step ran, every verdict passed, at least one "
+        "verdict checked the answer's value, and there is an answer; unchecked when all "
+        "passed but nothing checked the answer."
     )
     values: dict[str, Any] = Field(
         default_factory=dict,
@@ -452,6 +454,11 @@ class RunResult(BaseModel):
         default_factory=list,
         description="Steps whose value a repair round took from an earlier round.",
     )
+    step_states: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each step: verified (a verdict checked its value), unchecked (it ran and "
+        "nothing checked it), failed, check_failed (a verdict about it failed) or skipped.",
+    )
     budget: BudgetReport | None = Field(
         None, description="What the run used, against each limit of its budget."
     )
@@ -469,7 +476,8 @@ class RunResult(BaseModel):
         Raises:
             StepExecutionError: a step failed: the first step that failed for good, with
                 the error of its last attempt (others are named in the message).
-            VerificationError: every step ran but a verdict failed (all of them listed).
+            VerificationError: every step ran but a verdict failed (all of them listed), or
+                nothing checked the answer's value (unchecked).
             ApprovalError: the plan was not run.
         """
         from stepgraph.exceptions import ApprovalError, StepExecutionError, VerificationError
@@ -488,6 +496,12 @@ class RunResult(BaseModel):
         if self.status is RunStatus.UNVERIFIED:
             failures = "; ".join(v.description for v in self.verdicts if not v.passed)
             raise VerificationError(f"verification failed: {failures}", run_id=self.run_id)
+        if self.status is RunStatus.UNCHECKED:
+            raise VerificationError(
+                "unchecked: no verdict checked the answer's value (its tools state no reverse "
+                "check and no declared check names it)",
+                run_id=self.run_id,
+            )
         if self.status is RunStatus.NOT_RUN:
             raise ApprovalError("the plan was not run", run_id=self.run_id)
         return self

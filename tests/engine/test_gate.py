@@ -87,7 +87,7 @@ def test_a_parked_run_replayed_live_or_forked_parks_and_pays_nobody(tmp_path, ho
     assert produced.of_kind("plan.approved") == [] and produced.of_kind("plan.awaiting")
     assert report.result.run_id != read_journal(journal).events[0].run_id  # decided on its own
     done = decide(report.journal, Decision("approve", who="dave"), tools=[pay])
-    assert done.status is RunStatus.VERIFIED and PAID == ["15 to acct-bob"]
+    assert done.status is RunStatus.UNCHECKED and PAID == ["15 to acct-bob"]  # "paid": unchecked
 
 
 def test_a_rejected_run_forked_parks_and_replayed_exactly_is_rejected_again(tmp_path):
@@ -126,7 +126,7 @@ def test_a_fork_of_an_approved_run_reuses_the_approval_of_the_same_subject(tmp_p
     Engine(tools=[pay]).run(pay_task(), journal=journal, approver=person)
     assert PAID == ["15 to acct-bob"]
     fork = replay(journal, from_step="payment", tools=[pay])
-    assert fork.result.status is RunStatus.VERIFIED and PAID == ["15 to acct-bob"] * 2
+    assert fork.result.status is RunStatus.UNCHECKED and PAID == ["15 to acct-bob"] * 2
     [approved] = read_journal(fork.journal).of_kind("plan.approved")
     assert (approved.who, approved.how) == ("carol", "reused:person")
     assert approved.approval_hash == person.seen[0]
@@ -223,7 +223,7 @@ def test_plugin_code_changed_after_approval_is_refused(tmp_path, approved_file):
 
 def test_the_approved_plan_file_runs_as_approved(tmp_path, approved_file):
     result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
-    assert result.exit_code == ExitCode.OK, result.output
+    assert result.exit_code == ExitCode.UNCHECKED, result.output  # ran; "paid" is unchecked
     assert paid(tmp_path) == ["10 to acct-bob"]
     [approved] = read_journal(tmp_path / "j.jsonl").of_kind("plan.approved")
     recorded = json.loads(approved_file.read_text())["approval"]["approval_hash"]

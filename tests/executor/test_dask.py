@@ -230,7 +230,7 @@ def test_a_side_effecting_step_waits_for_its_inputs_and_its_action_on_disk(clien
         ]
     )
     result, journal, ahead = run_counted(client, task, tmp_path, tools=[write_down])
-    assert result.status is RunStatus.VERIFIED
+    assert result.status is RunStatus.UNCHECKED
     assert ahead == []
     assert marker.read_text(encoding="utf-8") == "4.0\n"
     assert kinds(journal, "w") == ["thought", "action", "observation"]
@@ -257,8 +257,8 @@ def test_a_value_a_step_waits_for_here_is_not_held_for_a_batch(client, tmp_path)
         client, task, tmp_path, tools=[wait_for, write_down], result_window=HOUR
     )
     assert ahead == ["b"]
-    assert result.status is RunStatus.VERIFIED
-    assert result.values == {"a": 4, "b": 4.0, "w": 4.0}
+    assert result.status is RunStatus.UNCHECKED
+    assert result.unverified_values == {"a": 4, "b": 4.0, "w": 4.0}
     assert marker.read_text(encoding="utf-8") == "4.0\n"
 
 

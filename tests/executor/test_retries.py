@@ -34,7 +34,7 @@ def test_retries_back_off_doubling(run_task):
         return 1
 
     result, _ = run_task(make_task([_step("flaky", retries=3)]), tools=[flaky])
-    assert result.status is RunStatus.VERIFIED
+    assert result.status is RunStatus.UNCHECKED
     gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
     assert gaps[0] >= 0.05 and gaps[1] >= 0.1 and gaps[2] >= 0.2
 
@@ -67,7 +67,7 @@ def test_an_idempotent_side_effecting_tool_is_retried(run_task):
         return "stored"
 
     result, _ = run_task(make_task([_step("put", retries=2)]), tools=[put], approval=AUTO)
-    assert result.status is RunStatus.VERIFIED
+    assert result.status is RunStatus.UNCHECKED
     assert len(calls) == 2
 
 
@@ -95,7 +95,7 @@ def test_a_timed_out_side_effecting_call_is_not_started_again_while_it_runs(run_
         make_task([_step("upload", retries=1, timeout=0.1)]), tools=[upload], approval=AUTO
     )
     assert overlaps == []
-    assert result.values == {"s": "uploaded"}
+    assert result.unverified_values == {"s": "uploaded"}
     assert calls[1] - calls[0] >= 0.15
 
 

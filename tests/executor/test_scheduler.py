@@ -26,7 +26,7 @@ def test_independent_steps_run_at_the_same_time(run_task):
     result, _ = run_task(
         make_task([step("a", "meet", name="a"), step("b", "meet", name="b")]), tools=[meet]
     )
-    assert result.values == {"a": "a", "b": "b"}
+    assert result.unverified_values == {"a": "a", "b": "b"}
 
 
 def test_a_step_starts_as_soon_as_its_own_inputs_exist(run_task):
@@ -59,8 +59,8 @@ def test_a_step_starts_as_soon_as_its_own_inputs_exist(run_task):
         ]
     )
     result, _ = run_task(task, tools=[slow, fast, release_slow])
-    assert result.status is RunStatus.VERIFIED
-    assert result.values["slow"] == "slow done"
+    assert result.status is RunStatus.UNCHECKED
+    assert result.unverified_values["slow"] == "slow done"
 
 
 def test_a_failing_step_skips_its_dependents_and_the_rest_still_runs(run_task):
@@ -151,7 +151,7 @@ def test_a_flaky_step_is_retried_and_each_attempt_is_journaled(run_task):
     result, journal = run_task(
         make_task([step("f", "flaky", _extra={"retries": 2})]), tools=[flaky]
     )
-    assert result.values == {"f": 7}
+    assert result.unverified_values == {"f": 7}
     observed = [(e.attempt, e.ok, e.final) for e in journal.of_kind("observation")]
     assert observed == [(1, False, False), (2, True, True)]
     assert [e.attempt for e in journal.of_kind("action")] == [1, 2]
@@ -206,7 +206,7 @@ def test_concurrency_never_exceeds_max_workers(run_task):
 
     task = make_task([step(f"s{i}", "busy", i=i) for i in range(12)], max_workers=3)
     result, _ = run_task(task, tools=[busy])
-    assert len(result.values) == 12
+    assert len(result.unverified_values) == 12
     assert 1 <= peak[0] <= 3
 
 
@@ -255,4 +255,4 @@ def test_results_come_back_in_plan_order_whatever_finished_first(run_task):
         listeners=[release_after_b],
     )
     assert [e.step for e in journal.of_kind("observation")] == ["b", "a"]
-    assert list(result.values) == ["a", "b"]
+    assert list(result.unverified_values) == ["a", "b"]

@@ -238,7 +238,7 @@ def test_a_plan_with_side_effects_parks_and_the_client_cannot_approve_it(server,
         assert events.of_kind("plan.approved") == [] and events.of_kind("action") == []
     # A person decides out of band: then, and only then, the window is booked.
     done = decide(Path(first["journal"]), Decision("approve", who="alice", how="cli"))
-    assert done.status is RunStatus.VERIFIED and done.answer == "booked 6 h"
+    assert done.status is RunStatus.UNCHECKED and done.answer == "booked 6 h"
     assert len(booked(root)) == before + 1
     [approved] = read_journal(Path(first["journal"])).of_kind("plan.approved")
     assert (approved.who, approved.approval_hash) == ("alice", first["approval_hash"])
@@ -257,7 +257,7 @@ def test_a_client_plan_in_a_task_with_approval_auto_still_parks(server, root):
     assert given.structured_content["status"] == "awaiting_approval"
     assert len(booked(root)) == before
     own = call(server, "run", {"task_file": "booking-auto.yaml"}).structured_content
-    assert own["status"] == "verified" and booked(root)[before:] == ["6"]
+    assert own["status"] == "unchecked" and booked(root)[before:] == ["6"]
 
 
 def test_a_journal_replays_without_tools(server, root):
@@ -425,5 +425,5 @@ def test_run_still_imports_a_task_file_s_plugin_under_the_root(face):
     folder.mkdir()
     (folder / "task.yaml").write_text(marking_task("../marking.py"), encoding="utf-8")
     outcome = face.run("tasks/task.yaml", None, None, None, None)
-    assert outcome["values"]["a"] == 4
+    assert outcome["unverified_values"]["a"] == 4
     assert (face.root / "marking.ran").exists()

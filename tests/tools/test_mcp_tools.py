@@ -201,7 +201,7 @@ def test_replay_does_not_contact_the_server_and_live_replay_reports_a_changed_to
 
     text = EXAMPLE_SERVER.read_text(encoding="utf-8")
     server_file.write_text(text.replace("def link_speed(link: str)", "def link_speed(link: int)"))
-    live = replay(journal, live=True, out=tmp_path / "live.jsonl")
+    live = replay(journal, live=True, out=tmp_path / "live.jsonl", trust_plugins=True)
     changed = [d for d in live.divergences if d.event == "tool"]
     assert [d.recorded.split()[0] for d in changed] == ["link_speed"]
 

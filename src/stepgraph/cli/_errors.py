@@ -33,6 +33,7 @@ class ExitCode(IntEnum):
     DIVERGED = 8
     BUDGET = 9
     AWAITING = 10
+    UNCHECKED = 11
     INTERRUPTED = 130
 
     @property
@@ -56,6 +57,8 @@ MEANINGS = {
     ExitCode.DIVERGED: "a replay diverged from the record",
     ExitCode.BUDGET: "a budget limit stopped the run (resume it with a higher limit)",
     ExitCode.AWAITING: "the run is parked awaiting a decision (stepgraph approve RUN_ID)",
+    ExitCode.UNCHECKED: "every step ran and every verdict passed, but nothing checked the "
+    "answer's value (no reverse check or declared check covers it)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 
@@ -73,6 +76,7 @@ STATUS_EXIT = {
     RunStatus.UNVERIFIED: ExitCode.UNVERIFIED,
     RunStatus.NOT_RUN: ExitCode.NOT_RUN,
     RunStatus.AWAITING_APPROVAL: ExitCode.AWAITING,
+    RunStatus.UNCHECKED: ExitCode.UNCHECKED,
 }
 # An error's kind (`stepgraph.exceptions.failure_kind`) and the status it exits with.
 KIND_EXIT = {

@@ -81,9 +81,10 @@ from stepgraph.model import (
     plan_hash_of,
 )
 from stepgraph.planner import Planner
+from stepgraph.references import find_references
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry, mcp_definitions
-from stepgraph.verifiers import goal_coverage, verify
+from stepgraph.verifiers import answer_checked, goal_coverage, step_states, verify
 
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
@@ -344,13 +345,32 @@ class RunSession:
         self.journal.emit(AnswerEvent(text=answer, sources=sources))
         if execution.failed or execution.skipped:
             status = RunStatus.STEP_FAILED
-        elif all(verdict.passed for verdict in verdicts):
-            status = RunStatus.VERIFIED
-        else:
+        elif not all(verdict.passed for verdict in verdicts):
             status = RunStatus.UNVERIFIED
+        elif answer_checked(self._answer_steps(final, plan, execution, sources), verdicts):
+            status = RunStatus.VERIFIED
+        else:  # everything passed, but nothing looked at the value the answer gives
+            status = RunStatus.UNCHECKED
         result = self._result(plan, execution, verdicts, answer, status)
         result.answer_sources = sources
         return result
+
+    @staticmethod
+    def _answer_steps(
+        task: PreparedTask, plan: StepGraph, execution: Execution, sources: dict[str, str]
+    ) -> set[str]:
+        """The steps the answer's value comes from: the template's, the traced, or the last."""
+        steps = {step.id for step in plan.steps}
+        template = task.answer or plan.answer
+        if template:
+            named = {ref.step for ref in find_references(template)}
+        else:
+            named = set(sources.values())
+        named &= steps
+        if named or template:
+            return named
+        last = [step.id for step in plan.steps if step.id in execution.values][-1:]
+        return set(last)
 
     def _cross_check(
         self, plan: StepGraph, execution: Execution, previous: CrossOutcome | None
@@ -604,6 +624,11 @@ class RunSession:
             journal=str(self.journal.path),
             plan=plan,
             reused=sorted(execution.reused),
+            step_states=step_states(
+                {**dict.fromkeys(execution.failed, False), **dict.fromkeys(execution.values, True)},
+                execution.skipped,
+                verdicts,
+            ),
         )
 
     def _parked(self) -> RunResult:

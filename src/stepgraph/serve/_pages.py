@@ -17,6 +17,7 @@ STATUSES = (
     "awaiting_approval",
     "running",
     "verified",
+    "unchecked",
     "unverified",
     "step_failed",
     "not_run",

@@ -40,7 +40,7 @@ from stepgraph.journal import (
 )
 
 AGENT = "stepgraph"
-_FINE = frozenset({"verified", "not_run"})  # run statuses that are not errors
+_FINE = frozenset({"verified", "unchecked", "not_run"})  # run statuses that are not errors
 _ERROR_TYPE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Exceeded)):")
 
 

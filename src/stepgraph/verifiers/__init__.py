@@ -4,19 +4,24 @@ from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._grounding import grounding_problems
+from stepgraph.verifiers._states import STEP_STATES, answer_checked, covered, step_states
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
 
 __all__ = [
+    "STEP_STATES",
     "TOLERANCE",
     "TRACE_TOLERANCE",
+    "answer_checked",
     "check_answer_template",
     "check_verdict",
     "close",
+    "covered",
     "goal_coverage",
     "grounding_problems",
     "reverse_calculate",
     "reverse_convert",
+    "step_states",
     "trace_answer",
     "verify",
 ]

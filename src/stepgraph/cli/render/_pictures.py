@@ -9,6 +9,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from stepgraph.cli.render._states import journal_step_states
 from stepgraph.engine import PlanFile
 from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError
 from stepgraph.executor import build_graph
@@ -17,12 +18,13 @@ from stepgraph.model import StepGraph
 from stepgraph.task import load_task
 
 COLOURS = {
-    "verified": "#2e7d32",
-    "ok": "#81c784",
-    "reused": "#4fc3f7",
+    "verified": "#2e7d32",  # a verdict checked its value
+    "unchecked": "#fff59d",  # it ran; nothing checked it: never green
+    "check_failed": "#fb8c00",
     "failed": "#e53935",
     "skipped": "#bdbdbd",
     "planned": "#e0e0e0",
+    "ok": "#81c784",  # a bar of the timeline that ended well
 }
 
 
@@ -39,7 +41,7 @@ class Picture:
         return build_graph(self.plan.steps)
 
     def outcome(self, step: str) -> str:
-        """ok, verified, reused, failed, skipped, or planned (not run)."""
+        """verified, unchecked, check_failed, failed, skipped, or planned (not run)."""
         return self.outcomes.get(step, "planned")
 
 
@@ -66,25 +68,7 @@ def _from_journal(journal: Journal) -> Picture:
     if not plans:
         raise JournalError("the journal holds no plan", path=str(journal.path))
     plan = StepGraph.model_validate(plans[-1].model_dump()["plan"])
-    outcomes: dict[str, str] = {}
-    for event in journal.events:
-        data = event.model_dump()
-        if event.step is None:
-            continue
-        if event.event == "observation" and data["final"]:
-            outcomes[event.step] = "ok" if data["ok"] else "failed"
-        elif event.event == "step.reused":
-            outcomes[event.step] = "reused"
-        elif event.event == "step.skipped":
-            outcomes[event.step] = "skipped"
-    for event in journal.of_kind("check"):
-        data = event.model_dump()
-        step = event.step
-        if step and outcomes.get(step) in ("ok", "reused", "verified"):
-            if not data["passed"]:
-                outcomes[step] = "failed"
-            elif outcomes[step] == "ok":
-                outcomes[step] = "verified"
+    outcomes = journal_step_states(journal)
     return Picture(plan, outcomes)
 
 

@@ -289,9 +289,30 @@ def show_result(console: Console, result: RunResult, limit: int = TABLE_ROWS) ->
         marks = ", ".join(f"{n} <- ${{{step}}}" for n, step in result.answer_sources.items())
         console.print(Text(f"  where each number comes from: {marks}", style="dim"))
     style = "bold green" if result.verified else "bold red"
+    if result.status is RunStatus.UNCHECKED:
+        style = "bold yellow"
     passed = sum(v.passed for v in result.verdicts)
     summary = f"  ({passed}/{len(result.verdicts)} verdicts passed)"
     console.print(Text.assemble(("Status: ", "bold"), (result.status.value, style), summary))
+    unchecked = [step for step, state in result.step_states.items() if state == "unchecked"]
+    if unchecked:  # green only where something was checked
+        more = f" and {len(unchecked) - 8:,} more" if len(unchecked) > 8 else ""
+        console.print(
+            Text(
+                f"  unchecked (no verdict looked at their values): {', '.join(unchecked[:8])}"
+                f"{more}",
+                style="yellow",
+            )
+        )
+    if result.status is RunStatus.UNCHECKED:
+        console.print(
+            Text(
+                "  nothing checked the answer's value: give its tool a reverse check "
+                "(@tool(reverse=...)) or declare a check that names it (checks: in the plan "
+                "or task)",
+                style="yellow",
+            )
+        )
     if result.budget is not None and has_limits(result.budget):
         console.print(budget_table(result.budget))
     if result.journal:

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from stepgraph.cli.render._lines import render_event
+from stepgraph.cli.render._states import journal_step_states, states_line
 from stepgraph.journal import Journal
 
 
@@ -15,5 +16,8 @@ def show_journal(console: Console, journal: Journal) -> None:
         line = render_event(event)
         if line is not None:
             console.print(line, highlight=False)
+    line = states_line(journal_step_states(journal))
+    if line is not None:
+        console.print(line, highlight=False)
     for problem in journal.problems:
         console.print(Text(f"journal: {problem}", style="yellow"))
