@@ -1,7 +1,9 @@
 """Replay: the journal alone reproduces a run; changes since the recording are divergences."""
 
 import json
+import os
 import shutil
+import stat
 import time
 
 import pytest
@@ -249,3 +251,32 @@ def test_journals_compared_line_by_line_differ_where_they_differ_in_memory(tmp_p
     assert [(d.event, d.step) for d in streamed] == [("observation", "total")]
     assert (streamed[0].recorded["ok"], streamed[0].produced["ok"]) == (True, False)
     assert compare_files(record, record) == []
+
+
+def test_replay_out_never_overwrites_another_runs_journal(tmp_path):
+    """`replay --out OTHER.jsonl` refuses a file holding a run, unless told to replace it."""
+    Engine().run(EXAMPLES / "migration.yaml", journal=tmp_path / "a.jsonl")
+    Engine().run(EXAMPLES / "migration.yaml", journal=tmp_path / "b.jsonl")
+    before = (tmp_path / "b.jsonl").read_bytes()
+    refused = invoke("replay", tmp_path / "a.jsonl", "--out", tmp_path / "b.jsonl")
+    assert refused.exit_code == ExitCode.INVALID and "already holds a run" in flat(refused.output)
+    assert (tmp_path / "b.jsonl").read_bytes() == before
+    replaced = invoke(
+        "replay", tmp_path / "a.jsonl", "--out", tmp_path / "b.jsonl", "--replace-journal"
+    )
+    assert replaced.exit_code == ExitCode.OK and (tmp_path / "b.jsonl").read_bytes() != before
+    for _ in range(2):  # its own default output (a.replay.jsonl) is replaced freely
+        assert invoke("replay", tmp_path / "a.jsonl").exit_code == ExitCode.OK
+
+
+def test_a_journal_path_that_is_a_folder_or_a_device_is_refused_and_left_alone(tmp_path):
+    """`--journal DIR` says it is a folder; `--replace-journal` never deletes a device."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    result = invoke("run", EXAMPLES / "migration.yaml", "--journal", folder)
+    assert result.exit_code == ExitCode.INVALID and "is a folder" in flat(result.output)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    result = invoke("run", EXAMPLES / "migration.yaml", "--journal", fifo, "--replace-journal")
+    assert result.exit_code == ExitCode.INVALID and "not a regular file" in flat(result.output)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)

@@ -32,6 +32,9 @@ def replay_command(
         str | None, typer.Option("--from", help="Fork: this step and its dependents run live.")
     ] = None,
     out: Annotated[Path | None, typer.Option(help="The new journal's path.")] = None,
+    replace_journal: Annotated[
+        bool, typer.Option("--replace-journal", help="Overwrite an existing --out file.")
+    ] = False,
     trust_plugins: Annotated[
         bool,
         typer.Option(
@@ -48,7 +51,14 @@ def replay_command(
     console = Console()
     if out is not None and out.resolve() == journal.resolve():
         fail(f"--out {out} is the journal being replayed; choose another path", ExitCode.USAGE)
-    report = replay(journal, live=live, from_step=from_step, out=out, trust_plugins=trust_plugins)
+    report = replay(
+        journal,
+        live=live,
+        from_step=from_step,
+        out=out,
+        trust_plugins=trust_plugins,
+        replace_out=replace_journal,
+    )
     for problem in report.problems:  # a cut-off record diverges where it stops: say why
         console.print(Text(f"warning: {journal}: {problem}", style="yellow"))
     if any("truncated last line" in problem for problem in report.problems):

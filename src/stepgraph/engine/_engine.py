@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -216,6 +217,7 @@ class Engine:
                 return RunSession(self.config, prepared, nowhere, options).run()
         path = Path(journal) if journal else self._journal_path(prepared.task.name)
         if replace_journal:
+            check_journal_free(path, replace=True)  # never a folder or a device
             path.unlink(missing_ok=True)  # the writer appends
         model = self.planner.client.model if self.planner else None
         keeper = budget_keeper(prepared.task.budget, options, model, path)
@@ -265,11 +267,23 @@ def refuse_code(task: Task) -> None:
 
 
 def check_journal_free(path: Path, *, replace: bool = False) -> None:
-    """Refuse a journal path that already holds a run, unless it is to be replaced."""
+    """Refuse a journal path that already holds a run, unless it is to be replaced.
+
+    Only a regular file is ever replaced: a folder, a device (`/dev/full`) or a FIFO at
+    the path is refused whatever `replace` says, so replacing never deletes one.
+    """
     try:
-        taken = path.stat().st_size > 0
+        status = path.lstat()
     except OSError:
         return  # missing, or unreadable: the writer reports what it cannot do
+    if stat.S_ISDIR(status.st_mode):
+        raise JournalError("is a folder; give the journal a file name inside it", path=str(path))
+    if not stat.S_ISREG(status.st_mode):
+        raise JournalError(
+            "is not a regular file (a device, a FIFO or a link); give another path",
+            path=str(path),
+        )
+    taken = status.st_size > 0
     if taken and not replace:
         raise JournalError(
             "the journal already holds a run; choose another path, or replace it "

@@ -17,7 +17,7 @@ import networkx as nx
 from stepgraph.engine._approval import Decision, PlanView, RunParked
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
-from stepgraph.engine._engine import Engine, refuse_code
+from stepgraph.engine._engine import Engine, check_journal_free, refuse_code
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import (
     ApprovalError,
@@ -248,6 +248,7 @@ def replay(
     out: Path | str | None = None,
     tools: Iterable[Tool | Callable[..., Any]] = (),
     trust_plugins: bool = False,
+    replace_out: bool = False,
 ) -> ReplayReport:
     """Run a recorded run again and compare.
 
@@ -269,6 +270,9 @@ def replay(
             "the replay would overwrite the journal it replays; choose another output path",
             path=str(path),
         )
+    # The default output is this replay's own and is replaced; a path the caller names may
+    # hold another run's journal, which is never overwritten unasked (nor a folder, ever).
+    check_journal_free(out_path, replace=out is None or replace_out)
     recording, recorded = load_for_replay(path)
     if not trust_plugins:
         offline = not live and from_step is None  # then MCP tools are stand-ins
