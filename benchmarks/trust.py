@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import platform
 import re
 import signal
 import socket
@@ -28,7 +29,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,9 @@ from typing import Any
 import httpx
 
 import stepgraph
-from benchmarks._common import machine, table
+
+# `benchmarks._common` is not imported: it follows the current stepgraph, and this file
+# must also run against the code before the fix.
 
 PAY_PLUGIN = '''
 from pathlib import Path
@@ -621,6 +625,26 @@ REPRODUCTIONS: list[tuple[str, Reproduction]] = [
     ("12 serve: POST approve with a 30 MB `by`", big_body),
     ("13 serve A approves, serve B rejects, same runs folder, 8 trials", two_deciders),
 ]
+
+
+def machine() -> str:
+    """Cores, Python, platform and date, printed above the table (as `_common.machine`)."""
+    return (
+        f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
+        f"{platform.system()} {platform.machine()}, {datetime.now(UTC):%Y-%m-%d}"
+    )
+
+
+def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table, as `_common.table` prints it."""
+    cells = [list(header), *[list(row) for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = [f"## {title}", ""]
+    for at, row in enumerate(cells):
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        if at == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines) + "\n"
 
 
 def attempt(label: str, reproduction: Reproduction) -> tuple[str, str, float]:
