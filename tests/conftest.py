@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,14 @@ from stepgraph.journal import Journal, read_journal
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def approval_key(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Plan-file approvals are signed with a key of the test session, never the user's own."""
+    path = tmp_path_factory.mktemp("approval") / "approval.key"
+    os.environ["STEPGRAPH_APPROVAL_KEY"] = str(path)
+    return path
 
 
 def make_task(steps: list[dict[str, Any]], **fields: Any) -> Task:

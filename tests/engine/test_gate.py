@@ -221,6 +221,29 @@ def test_plugin_code_changed_after_approval_is_refused(tmp_path, approved_file):
     assert "tool 'pay'" in flat(result.output) and paid(tmp_path) == []
 
 
+def test_a_forged_approval_with_a_recomputed_hash_is_refused(tmp_path, approved_file):
+    """Whoever can edit p.json can recompute the hash, but cannot sign with this machine's key."""
+    data = json.loads(approved_file.read_text())
+    data["task"]["inputs"]["to"] = "acct-mallory"
+    subject = data["approval"]["subject"]
+    subject["inputs"]["to"] = "acct-mallory"
+    data["approval"]["approval_hash"] = ApprovalSubject.model_validate(subject).digest()
+    approved_file.write_text(json.dumps(data))
+    result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
+    assert result.exit_code == ExitCode.NOT_RUN and "not signed" in flat(result.output)
+    assert paid(tmp_path) == []
+
+
+def test_an_approval_signed_with_another_key_is_refused(tmp_path, approved_file, monkeypatch):
+    """A plan file approved on another machine is approved there, not here."""
+    monkeypatch.setenv("STEPGRAPH_APPROVAL_KEY", str(tmp_path / "other.key"))
+    (tmp_path / "other.key").write_text("another machine's key")
+    (tmp_path / "other.key").chmod(0o600)
+    result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
+    assert result.exit_code == ExitCode.NOT_RUN and "not signed" in flat(result.output)
+    assert paid(tmp_path) == []
+
+
 def test_the_approved_plan_file_runs_as_approved(tmp_path, approved_file):
     result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
     assert result.exit_code == ExitCode.UNCHECKED, result.output  # ran; "paid" is unchecked

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from stepgraph.engine._signing import check_signature, sign
 from stepgraph.exceptions import ApprovalError, TaskFileError
 from stepgraph.executor import build_graph, dependencies
 from stepgraph.model import ApprovalPolicy, StepGraph, Task, canonical_json
@@ -285,6 +286,13 @@ class ApprovalRecord(BaseModel):
     subject: ApprovalSubject | None = Field(
         None, description="What the approval hash covers, so a refusal can say what changed."
     )
+    signature: str | None = Field(
+        None, description="HMAC of who, when and the approval hash, by the machine's key."
+    )
+
+    def signed_text(self) -> str:
+        """What the signature covers: who, when, the plan hash and the approval hash."""
+        return f"{self.by}\n{self.at}\n{self.plan_hash}\n{self.approval_hash}"
 
 
 class PlanFile(BaseModel):
@@ -323,13 +331,15 @@ class PlanFile(BaseModel):
         self.check_unchanged()
         if subject.plan_hash != self.plan_hash:
             raise ApprovalError("the subject of the approval is not this file's plan")
-        self.approval = ApprovalRecord(
+        record = ApprovalRecord(
             by=who,
             at=now(),
             plan_hash=self.plan_hash,
             approval_hash=subject.digest(),
             subject=subject,
         )
+        record.signature = sign(record.signed_text())
+        self.approval = record
 
     def check_unchanged(self) -> None:
         """Refuse a plan whose content no longer matches the hash it was written with."""
@@ -355,6 +365,8 @@ class PlanFile(BaseModel):
                 "the approval in this file binds the plan but not its inputs and tools "
                 "(an older stepgraph wrote it): approve it again with `stepgraph approve FILE`"
             )
+        # Anyone who can write the file can write a record: only this machine's key signs.
+        check_signature(self.approval.signed_text(), self.approval.signature)
         return self.plan
 
     def check_subject(self, subject: ApprovalSubject) -> ApprovalRecord:
