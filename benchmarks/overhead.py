@@ -138,7 +138,7 @@ class _Contenders:
         command = [sys.executable, "-m", "stepgraph", "run", str(self.folder / "task.yaml")]
         command += ["--json", "--journal", str(self._journal()), "--max-workers", str(self.workers)]
         done = subprocess.run(command, capture_output=True, check=False)
-        if done.returncode != 0:
+        if done.returncode not in (0, 11):  # verified, or unchecked (no-op tools)
             raise RuntimeError(f"stepgraph run failed: {done.stderr.decode()[-2000:]}")
 
     def all(self, cli: bool) -> dict[str, Callable[[], object]]:

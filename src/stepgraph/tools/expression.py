@@ -219,6 +219,11 @@ def _checked(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return lambda left, right: _guard_number(op(left, right))
 
 
+# Below the smallest normal float a number keeps fewer digits, so a relative tolerance
+# cannot hold there: values within a million of the smallest steps count as equal.
+SUBNORMAL_SLACK = math.ulp(0.0) * 2**20
+
+
 def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
     """Equal within a relative tolerance, after expressing both in the same unit.
 
@@ -237,7 +242,7 @@ def close(left: Any, right: Any, tolerance: float = TOLERANCE) -> bool:
     if isinstance(left, int) and isinstance(right, int):
         return left == right
     try:
-        return math.isclose(float(left), float(right), rel_tol=tolerance, abs_tol=0.0)
+        return math.isclose(float(left), float(right), rel_tol=tolerance, abs_tol=SUBNORMAL_SLACK)
     except OverflowError:
         return bool(left == right)
 
