@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from stepgraph import Engine, PlanValidationError, RunStatus, StepGraph, Task
+from stepgraph import Engine, Planner, PlanValidationError, RunStatus, StepGraph, Task
 from stepgraph.task import PreparedTask, parse_input
+from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
 from stepgraph.verifiers import goal_coverage, grounding_problems
 from tests.conftest import invoke
@@ -270,3 +271,16 @@ def test_a_hand_written_plan_of_a_goal_with_numbers_verifies_from_python(tmp_pat
     assert result.status is RunStatus.VERIFIED, [v.description for v in result.verdicts]
     assert result.answer == "25"
     assert not [v for v in result.verdicts if v.kind == "coverage"]
+
+
+def test_a_grounded_task_without_a_plan_whose_input_misreads_its_quote_asks_no_model(tmp_path):
+    """No plan can fix the task's own 450 MB/s: it is refused before the model is asked."""
+
+    def change(task):
+        _mbps_as_mb_per_s(task)
+        del task["plan"]
+
+    llm = ScriptedLLM([])
+    with pytest.raises(PlanValidationError, match="inputs.link: the value '450 MB/s'"):
+        Engine(planner=Planner(llm)).run(_write(tmp_path, change), journal=tmp_path / "r.jsonl")
+    assert llm.requests == []

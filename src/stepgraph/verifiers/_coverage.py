@@ -1,12 +1,14 @@
-"""Coverage of a typed goal: every number the goal states must be used by the plan.
+"""Coverage of a goal: every number the goal states must be used by the plan.
 
 A plan whose numbers agree with each other can still ignore the goal: a real small
 model answered "A 2 TB disk is 65% full. How many GB are free?" with 2,000 GB, a plan
-that never used 65%. For a goal typed with its numbers (a task without inputs), each
-number of the goal must appear in some step's arguments or a check: as written, or for a
-percentage as its fraction or complement (12% as 0.12, 0.88 or 88), or for a clock range
-("00:00 to 06:00") as its length. A number the plan does not use makes the run
-unverified, never refused: the repair round tells the model which one.
+that never used 65%. Each number of the goal must appear in some step's arguments or a
+check: as written, or for a percentage as its fraction or complement (12% as 0.12, 0.88
+or 88), or for a clock range ("00:00 to 06:00") as its length; or be the value of an
+input the plan refers to (`states`). The verdict after the run holds a model's plan of a
+typed goal and any plan of a task with ``grounded: true``; a person's plan of another task
+is not held to its goal's prose ("a DAG of 25 steps"). A number the plan does not use
+makes the run unverified: the repair round tells the model which one.
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@
 Checked before anything runs, for a goal typed with its numbers (or a task that opts in
 with ``grounded: true``):
 
-- each input the plan declares quotes the goal (whitespace and case aside), and its value
-  is the quantity the quote states: 450 Mbps typed as 450 MB/s, or 2.5 TB as 2.5 TiB, is
-  refused;
+- each input the plan declares, and under ``grounded: true`` each of the task's own inputs,
+  quotes the goal (whitespace and case aside), and its value is the quantity the quote
+  states (`states`, the notion coverage uses too): 450 Mbps typed as 450 MB/s, 2.5 TB as
+  2.5 TiB, or "00:00 to 06:00" as 6 min is refused; 0.88 for "12% lost" passes;
+- each such input is used by a step or a check (an input left unused is a number of the
+  goal ignored);
 - each number the goal states is used (by an input, a step or a check) or listed under
   ``unused`` with a reason;
 - no literal in a step or check is a number the goal does not state (a conversion factor
@@ -75,12 +78,12 @@ class _Quoted:
     quote: str | None
 
 
-def _quoted_inputs(plan: StepGraph, task: PreparedTask) -> list[_Quoted]:
+def _quoted_inputs(plan: StepGraph | None, task: PreparedTask) -> list[_Quoted]:
     """The task's own inputs (under ``grounded: true``), then the plan's, each with its quote."""
     own = task.task.inputs if task.task.grounded else {}
     written = [
         *((name, spec.value, spec.quote) for name, spec in own.items()),
-        *((name, item.value, item.quote) for name, item in plan.inputs.items()),
+        *((name, item.value, item.quote) for name, item in (plan.inputs if plan else {}).items()),
     ]
     items = []
     for name, raw, quote in written:
@@ -254,6 +257,16 @@ def _unit_name(unit: pint.Unit | None) -> str:
     return format_value(quantity(1, unit)).removeprefix("1 ")
 
 
+def task_input_problems(task: PreparedTask) -> list[PlanProblem]:
+    """What is wrong with a ``grounded: true`` task's own inputs, whatever the plan.
+
+    No plan can fix these: the planner refuses the task before it asks a model.
+    """
+    if not task.task.grounded:
+        return []
+    return _input_problems(_quoted_inputs(None, task), task.task.goal)
+
+
 def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:
     """Everything that ties the plan's numbers to the goal's words, checked before running.
 
@@ -271,4 +284,4 @@ def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]
     ]
 
 
-__all__ = ["grounding_problems"]
+__all__ = ["grounding_problems", "task_input_problems"]
