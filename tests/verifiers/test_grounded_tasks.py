@@ -284,3 +284,11 @@ def test_a_grounded_task_without_a_plan_whose_input_misreads_its_quote_asks_no_m
     with pytest.raises(PlanValidationError, match="inputs.link: the value '450 MB/s'"):
         Engine(planner=Planner(llm)).run(_write(tmp_path, change), journal=tmp_path / "r.jsonl")
     assert llm.requests == []
+
+
+def test_a_set_value_of_a_grounded_task_is_held_to_the_goal_and_named_as_set(tmp_path):
+    """--set link=1Gbps on a goal that says 450 Mbps would answer another question."""
+    path = _write(tmp_path)
+    with pytest.raises(PlanValidationError, match=r"value '1 Gbps \(as set\)' is not what"):
+        Engine().validate(path, overrides={"link": "1Gbps"})
+    Engine().validate(path, overrides={"link": "56.25 MB/s"})  # the same quantity

@@ -88,8 +88,12 @@ def _quoted_inputs(plan: StepGraph | None, task: PreparedTask) -> list[_Quoted]:
     items = []
     for name, raw, quote in written:
         try:  # what the run uses: a task's input as resolved (--set included)
-            value = task.inputs[name] if name in own else parse_input(raw)
-        except (KeyError, StepgraphError):
+            value = parse_input(raw)
+            if name in own and task.inputs.get(name, value) is not value:
+                set_value = task.inputs[name]
+                if set_value != value:  # a --set goes against the goal's words
+                    raw, value = f"{format_value(set_value)} (as set)", set_value
+        except StepgraphError:
             continue  # reported by the inputs' own check
         items.append(_Quoted(f"inputs.{name}", raw, value, quote))
     return items
