@@ -158,17 +158,27 @@ def _input_problems(items: list[_Quoted], goal: str) -> list[PlanProblem]:
 
 def _unused_input_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:
     """An input read from the goal that no step or check uses: the goal's number is ignored."""
-    held = [*plan.inputs, *(task.task.inputs if task.task.grounded else {})]
     used = used_inputs(plan, task.extra_checks)
+    own = [name for name in task.task.inputs if task.task.grounded and name not in used]
+    declared = [name for name in plan.inputs if name not in used]
+    unused = "no step or check uses this input; use it where it belongs (${inputs.%s})"
     return [
-        PlanProblem(
-            None,
-            f"inputs.{name}: no step or check uses this input; use it where it belongs "
-            "(${inputs." + name + "}), or if the answer truly does not need it, remove it "
-            'and list its number under "unused" with why',
-        )
-        for name in held
-        if name not in used
+        *(
+            PlanProblem(
+                None,
+                f"inputs.{name}: {unused % name}, or if the answer truly does not need it, "
+                "remove it from the task",
+            )
+            for name in own
+        ),
+        *(
+            PlanProblem(
+                None,
+                f"inputs.{name}: {unused % name}, or if the answer truly does not need it, "
+                'remove it and list its number under "unused" with why',
+            )
+            for name in declared
+        ),
     ]
 
 
