@@ -2,7 +2,8 @@
 
 import pytest
 
-from stepgraph import RunStatus, StepGraph
+from stepgraph import Engine, Planner, PlanValidationError, RunStatus, StepGraph, Task
+from stepgraph.testing import ScriptedLLM
 from stepgraph.verifiers import goal_coverage
 from tests.conftest import make_task
 
@@ -15,17 +16,46 @@ def _plan(*expressions):
     return StepGraph.model_validate({"steps": steps})
 
 
-def test_a_plan_that_ignores_a_number_of_the_goal_is_not_verified(run_task):
+class _UngroundedPlanner(Planner):
+    """A planner whose plan reaches the run without grounding, as a resumed plan does."""
+
+    def __init__(self, plan: StepGraph) -> None:
+        super().__init__(ScriptedLLM([]))
+        self._plan = plan
+
+    def plan(self, task, journal=None, *, watch=None):
+        return self._plan
+
+
+def test_a_model_plan_that_ignores_a_number_of_the_goal_is_not_verified(tmp_path):
     """A real model answered this goal by converting 2 TB to GB and ignoring '65% full'."""
+    plan = StepGraph.model_validate(
+        {
+            "steps": [
+                {"id": "disk_size", "tool": "unit_convert",
+                 "args": {"value": "2 TB", "to_unit": "GB"}}
+            ],
+            "answer": "${disk_size}",
+        }
+    )  # fmt: skip
+    engine = Engine(planner=_UngroundedPlanner(plan), repair_rounds=0)
+    goal = "A 2 TB disk is 65% full. How many GB are free?"
+    result = engine.run(Task(goal=goal), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.UNVERIFIED
+    [coverage] = [v for v in result.verdicts if v.kind == "coverage"]
+    assert "'65%'" in coverage.description and not coverage.passed
+
+
+def test_a_hand_written_plan_that_ignores_a_number_is_refused_when_the_task_is_grounded():
+    """With grounded: true a person's plan is held to the goal before it runs."""
     task = make_task(
         [{"id": "disk_size", "tool": "unit_convert", "args": {"value": "2 TB", "to_unit": "GB"}}],
         goal="A 2 TB disk is 65% full. How many GB are free?",
         answer="${disk_size}",
+        grounded=True,
     )
-    result, _ = run_task(task)
-    assert result.status is RunStatus.UNVERIFIED
-    [coverage] = [v for v in result.verdicts if v.kind == "coverage"]
-    assert "'65%'" in coverage.description and not coverage.passed
+    with pytest.raises(PlanValidationError, match="the goal states '65%' but no step"):
+        Engine().validate(task)
 
 
 @pytest.mark.parametrize(

@@ -183,9 +183,32 @@ class RunSession:
         # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
         self._task_plan_dump: dict[str, Any] | None = None
         self._tool_prints: dict[str, str] | None = None  # what approvals bind of the tools
+        self._given: dict[int, StepGraph] = {}  # the plans a person wrote, not the planner
 
     def _check_given(self, plan: StepGraph) -> None:
+        self._given[id(plan)] = plan
         self._graphs[id(plan)] = (plan, check_given_plan(plan, self.prepared))
+
+    def _held_to_goal(self, plan: StepGraph) -> bool:
+        """Whether the goal-number coverage verdict applies to this plan.
+
+        It does for a planner's plan of a typed goal and for any plan of a task that says
+        ``grounded: true``; a person's plan (in the task, a plan file, an edit) of any other
+        task is not held to the goal's prose ("a DAG of 25 steps" states no input).
+        """
+        if self.prepared.task.grounded:
+            return True
+        if self.prepared.inputs:  # a task that names its inputs: its goal is prose
+            return False
+        if self._given.get(id(plan)) is plan:
+            return False
+        if self.options.prior is None and self.options.awaiting is None:
+            return True
+        # A resumed or parked run did not pass `_first_plan`: the task's plan is given.
+        given = {self.options.plan_file.plan_hash} if self.options.plan_file else set()
+        if self.prepared.plan is not None:
+            given.add(self._plan_hash(self.prepared.plan))
+        return self._plan_hash(plan) not in given
 
     def _graph(self, plan: StepGraph, prepared: PreparedTask) -> nx.DiGraph:
         known = self._graphs.pop(id(plan), None)  # once: the scheduler may add to a graph
@@ -462,8 +485,9 @@ class RunSession:
             prepared.inputs,
             prepared.tools,
         )
-        if not self.prepared.inputs:  # a typed goal: the plan must use all its numbers
-            coverage = goal_coverage(prepared.task.goal, plan)
+        if self._held_to_goal(plan):  # the plan must use every number of the goal
+            task = self.prepared  # the task's own inputs; the plan's are read from the plan
+            coverage = goal_coverage(task.task.goal, plan, task.inputs, task.extra_checks)
             if coverage is not None:
                 verdicts.append(coverage)
         self._journal_verdicts(verdicts)

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stepgraph.exceptions import PlanningError, PlanProblem
+from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
@@ -14,7 +14,7 @@ from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
-from stepgraph.verifiers import grounding_problems
+from stepgraph.verifiers import grounding_problems, task_input_problems
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     from stepgraph.planner._stream import PlanWatcher
@@ -124,7 +124,13 @@ class Planner:
         wider: int = 0,
         watch: PlanWatcher | None = None,
     ) -> StepGraph:
-        """Ask until a plan is valid; `wider` samples as if that many attempts came first."""
+        """Ask until a plan is valid; `wider` samples as if that many attempts came first.
+
+        A grounded task whose own inputs do not say what their quotes say is refused before
+        any model is asked: no plan can fix the task.
+        """
+        if own := task_input_problems(task):
+            raise PlanValidationError(own)
         opening = list(messages)
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text

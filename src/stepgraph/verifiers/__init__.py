@@ -3,7 +3,7 @@
 from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
 from stepgraph.verifiers._coverage import goal_coverage
-from stepgraph.verifiers._grounding import grounding_problems
+from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
 from stepgraph.verifiers._states import STEP_STATES, answer_checked, covered, step_states
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
@@ -22,6 +22,7 @@ __all__ = [
     "reverse_calculate",
     "reverse_convert",
     "step_states",
+    "task_input_problems",
     "trace_answer",
     "verify",
 ]

@@ -1,50 +1,86 @@
-"""Coverage of a typed goal: every number the goal states must be used by the plan.
+"""Coverage of a goal: every number the goal states must be used by the plan.
 
 A plan whose numbers agree with each other can still ignore the goal: a real small
 model answered "A 2 TB disk is 65% full. How many GB are free?" with 2,000 GB, a plan
-that never used 65%. For a goal typed with its numbers (a task without inputs), each
-number of the goal must appear in some step's arguments or a check: as written, or for a
-percentage as its fraction or complement (12% as 0.12, 0.88 or 88), or for a clock range
-("00:00 to 06:00") as its length. A number the plan does not use makes the run
-unverified, never refused: the repair round tells the model which one.
+that never used 65%. Each number of the goal must appear in some step's arguments or a
+check: as written, or for a percentage as its fraction or complement (12% as 0.12, 0.88
+or 88), or for a clock range ("00:00 to 06:00") as its length; or be the value of an
+input the plan refers to (`states`). The verdict after the run holds a model's plan of a
+typed goal and any plan of a task with ``grounded: true``; a person's plan of another task
+is not held to its goal's prose ("a DAG of 25 steps"). A number the plan does not use
+makes the run unverified: the repair round tells the model which one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import pint
+from stepgraph.exceptions import StepgraphError
+from stepgraph.model import Check, StepGraph, Verdict, VerdictKind
+from stepgraph.references import find_references
+from stepgraph.task import parse_input
+from stepgraph.verifiers._numbers import (
+    GoalNumber,
+    goal_numbers,
+    literal_numbers,
+    matches,
+    stated_quantities,
+    states,
+)
 
-from stepgraph.model import StepGraph, Verdict, VerdictKind
-from stepgraph.verifiers._numbers import GoalNumber, goal_numbers, literal_numbers, matches
+
+def used_inputs(plan: StepGraph, checks: Iterable[Check] = ()) -> set[str]:
+    """The inputs (``${inputs.name}``) that a step's arguments or a check refers to."""
+    places: list[Any] = [step.args for step in plan.steps]
+    places += [check.expression for check in [*plan.checks, *checks]]
+    return {
+        ref.path[0]
+        for place in places
+        for ref in find_references(place)
+        if ref.step == "inputs" and ref.path
+    }
 
 
 def unused_numbers(
-    plan: StepGraph, stated: list[GoalNumber], task_inputs: Mapping[str, Any] | None = None
+    plan: StepGraph,
+    goal: str,
+    inputs: Mapping[str, Any] | None = None,
+    checks: Iterable[Check] = (),
 ) -> list[GoalNumber]:
-    """The goal's numbers that no step, check or input uses and `unused` does not list.
+    """The goal's numbers (but 0) that no step, check or input uses and `unused` does not list.
 
-    A number is used as written or in an accepted form (12% as 0.12, 0.88 or 88); a
-    declared input whose quote states it uses it too, as does a task input's value.
+    A literal uses a number as written or in an accepted form (12% as 0.12, 0.88 or 88). An
+    input (the task's, from `inputs`, or the plan's) uses a number when a step or a check
+    refers to it and its value is the quantity the goal states there (`states`): a task
+    input of 450 MB/s does not use the goal's "450 Mbps".
     """
     used = [n for step in plan.steps for n in literal_numbers(step.args)]
     used += [n for check in plan.checks for n in literal_numbers(check.expression)]
-    used += [n for item in plan.inputs.values() for n in literal_numbers(item.value)]
-    for value in (task_inputs or {}).values():
-        if isinstance(value, pint.Quantity):
-            used.append(float(value.magnitude))
-            if value.units.dimensionless:
-                used.append(float(value.to("dimensionless").magnitude))
-        else:
-            used += literal_numbers(value)
+    referred = used_inputs(plan, checks)
+    values = [value for name, value in (inputs or {}).items() if name in referred]
+    for name, item in plan.inputs.items():
+        if name in referred:
+            try:
+                values.append(parse_input(item.value))
+            except StepgraphError:
+                continue  # reported by the inputs' own check
+    stated_by_place: dict[int, list[Any]] = {}
+    for stated in stated_quantities(goal):
+        stated_by_place.setdefault(stated.number.end, []).append(stated)
     listed = {_plain(item.number) for item in plan.unused if item.why.strip()}
-    listed |= {_plain(n.text) for item in plan.inputs.values() for n in goal_numbers(item.quote)}
     return [
         number
-        for number in stated
-        if _plain(number.text) not in listed and not any(matches(u, number.accepted) for u in used)
+        for number in goal_numbers(goal)
+        if number.value != 0
+        and _plain(number.text) not in listed
+        and not any(matches(u, number.accepted) for u in used)
+        and not any(
+            states(stated, value)
+            for stated in stated_by_place.get(number.end, [])
+            for value in values
+        )
     ]
 
 
@@ -52,12 +88,21 @@ def _plain(text: str) -> str:
     return re.sub(r"[\s,]", "", text).rstrip("%").casefold()
 
 
-def goal_coverage(goal: str, plan: StepGraph) -> Verdict | None:
-    """A verdict on whether the plan uses every number the goal states (None: none stated)."""
+def goal_coverage(
+    goal: str,
+    plan: StepGraph,
+    inputs: Mapping[str, Any] | None = None,
+    checks: Iterable[Check] = (),
+) -> Verdict | None:
+    """A verdict on whether the plan uses every number the goal states (None: none stated).
+
+    `inputs` are the task's own input values and `checks` its own checks, for a task held
+    to its goal's words (``grounded: true``).
+    """
     stated = [n for n in goal_numbers(goal) if n.value != 0]
     if not stated:
         return None
-    unused = [number.text for number in unused_numbers(plan, stated)]
+    unused = [number.text for number in unused_numbers(plan, goal, inputs, checks)]
     description = (
         f"the plan uses every number the goal states ({len(stated)})"
         if not unused
@@ -73,4 +118,4 @@ def goal_coverage(goal: str, plan: StepGraph) -> Verdict | None:
     )
 
 
-__all__ = ["goal_coverage", "unused_numbers"]
+__all__ = ["goal_coverage", "unused_numbers", "used_inputs"]

@@ -3,9 +3,12 @@
 Checked before anything runs, for a goal typed with its numbers (or a task that opts in
 with ``grounded: true``):
 
-- each input the plan declares quotes the goal (whitespace and case aside), and its value
-  is the quantity the quote states: 450 Mbps typed as 450 MB/s, or 2.5 TB as 2.5 TiB, is
-  refused;
+- each input the plan declares, and under ``grounded: true`` each of the task's own inputs,
+  quotes the goal (whitespace and case aside), and its value is the quantity the quote
+  states (`states`, the notion coverage uses too): 450 Mbps typed as 450 MB/s, 2.5 TB as
+  2.5 TiB, or "00:00 to 06:00" as 6 min is refused; 0.88 for "12% lost" passes;
+- each such input is used by a step or a check (an input left unused is a number of the
+  goal ignored);
 - each number the goal states is used (by an input, a step or a check) or listed under
   ``unused`` with a reason;
 - no literal in a step or check is a number the goal does not state (a conversion factor
@@ -18,7 +21,6 @@ Each problem says what to write instead; the planner sends it back to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,9 +29,16 @@ import pint
 from stepgraph.exceptions import PlanProblem, StepgraphError, UnitError
 from stepgraph.model import StepGraph
 from stepgraph.task import PreparedTask, parse_input
-from stepgraph.units import format_value, is_count_unit, parse_unit, quantity
-from stepgraph.verifiers._coverage import unused_numbers
-from stepgraph.verifiers._numbers import GoalNumber, goal_numbers, literal_numbers, matches
+from stepgraph.units import format_value, parse_unit, quantity
+from stepgraph.verifiers._coverage import unused_numbers, used_inputs
+from stepgraph.verifiers._numbers import (
+    GoalNumber,
+    goal_numbers,
+    literal_numbers,
+    matches,
+    stated_quantities,
+    states,
+)
 
 # Always allowed as literals: 0 and 1 are structure ("1 - ${loss}"), not data.
 _STRUCTURAL = (0.0, 1.0)
@@ -53,9 +62,6 @@ _CONVERSION_FACTORS = {
     1073741824: "a binary prefix (Gi)",
 }
 _QUANTITY = re.compile(r"(?<![\w.])(\d[\d_]*(?:\.\d+)?)\s*([A-Za-z%][A-Za-z]*(?:/[A-Za-z]+)?)")
-_PER = {"per"}
-_PER_OR_NOT = {"a", "an", "each", "every"}
-_WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
 
 
 def _normalized(text: str) -> str:
@@ -63,71 +69,51 @@ def _normalized(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Stated:
-    """A quantity a quote states: its number and, where the words say one, its unit."""
+class _Quoted:
+    """An input held to the goal's words: the plan's (always quoted) or a grounded task's."""
 
-    text: str
-    number: float
-    unit: pint.Unit | None
-
-
-def _stated(quote: str) -> list[_Stated]:
-    """Each number of a quote with the unit written right after it, if it is a known unit."""
-    found = []
-    for number in goal_numbers(quote):
-        if number.clock_hours is not None:
-            found.append(_Stated(number.text, number.clock_hours, parse_unit("h")))
-            continue
-        if number.percent:
-            found.append(_Stated(number.text, number.value, parse_unit("percent")))
-            continue
-        units: list[pint.Unit | None] = [*_units_after(quote[number.end :])] or [None]
-        found.extend(_Stated(number.text, number.value, unit) for unit in units)
-    return found
+    where: str  # "inputs.link", as the message names it
+    written: Any  # the value as written, for the message
+    value: Any  # the value the run uses
+    quote: str | None
 
 
-def _units_after(rest: str) -> list[pint.Unit]:
-    """The known units the words right after a number may mean: one word, or a rate.
-
-    "60 L per minute" is a rate; "7.5 hours a day" is a rate or a duration (both are
-    accepted). Only one word otherwise: in "a 450 Mbps link", link is a unit of length.
-    """
-    words = [word.strip(".,;:()") for word in rest.split()[:3]]
-    joiner = words[1].casefold() if len(words) == 3 else ""
-    texts = [f"{words[0]} / {words[2]}"] if joiner in _PER | _PER_OR_NOT else []
-    if joiner not in _PER:
-        texts += words[:1]
-    units = []
-    for text in texts:
-        if not text or not _WORD.fullmatch(text.replace(" ", "")):
-            continue
-        try:
-            units.append(parse_unit(text, counts=False))
-        except UnitError:
-            continue
-    return units
-
-
-def _states(stated: _Stated, value: Any) -> bool:
-    """Whether `value` is the quantity `stated` (a rate "per" something counts too)."""
-    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
-    if stated.unit is None or is_count_unit(stated.unit):
-        return isinstance(magnitude, int | float) and matches(float(magnitude), [stated.number])
-    expected = quantity(stated.number, stated.unit)
-    if not isinstance(value, pint.Quantity):
-        return bool(stated.unit.dimensionless) and matches(
-            float(value), [float(expected.to("dimensionless").magnitude)]
-        )
-    return bool(value.is_compatible_with(stated.unit)) and matches(
-        float(value.to(stated.unit).magnitude), [stated.number]
-    )
+def _quoted_inputs(plan: StepGraph | None, task: PreparedTask) -> list[_Quoted]:
+    """The task's own inputs (under ``grounded: true``), then the plan's, each with its quote."""
+    own = task.task.inputs if task.task.grounded else {}
+    written = [
+        *((name, spec.value, spec.quote) for name, spec in own.items()),
+        *((name, item.value, item.quote) for name, item in (plan.inputs if plan else {}).items()),
+    ]
+    items = []
+    for name, raw, quote in written:
+        try:  # what the run uses: a task's input as resolved (--set included)
+            value = parse_input(raw)
+            if name in own and task.inputs.get(name, value) is not value:
+                set_value = task.inputs[name]
+                if set_value != value:  # a --set goes against the goal's words
+                    raw, value = f"{format_value(set_value)} (as set)", set_value
+        except StepgraphError:
+            continue  # reported by the inputs' own check
+        items.append(_Quoted(f"inputs.{name}", raw, value, quote))
+    return items
 
 
-def _input_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
+def _input_problems(items: list[_Quoted], goal: str) -> list[PlanProblem]:
+    """Each input's quote is in the goal, and its value is what the quote states."""
     problems = []
     written_goal = _normalized(goal)
-    for name, item in plan.inputs.items():
-        where = f"inputs.{name}"
+    for item in items:
+        where = item.where
+        if item.quote is None:
+            problems.append(
+                PlanProblem(
+                    None,
+                    f"{where}: a grounded task's input quotes the goal's words that state it "
+                    "(quote: ...); add the quote, or drop grounded: true",
+                )
+            )
+            continue
         if _normalized(item.quote) not in written_goal:
             problems.append(
                 PlanProblem(
@@ -137,16 +123,20 @@ def _input_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
                 )
             )
             continue
-        try:
-            value = parse_input(item.value)
-        except StepgraphError:
-            continue  # reported by the inputs' own check
-        stated = _stated(item.quote)
+        if isinstance(item.value, str):  # text, such as a name: the quote must say it
+            if _normalized(item.value) not in _normalized(item.quote):
+                problems.append(
+                    PlanProblem(
+                        None, f"{where}: the quote '{item.quote}' does not say {item.value!r}"
+                    )
+                )
+            continue
+        stated = stated_quantities(item.quote)
         if not stated:
             problems.append(
                 PlanProblem(None, f"{where}: the quote '{item.quote}' states no number")
             )
-        elif not any(_states(candidate, value) for candidate in stated):
+        elif not any(states(candidate, item.value) for candidate in stated):
             written = ", ".join(
                 f"{c.text}"
                 + (
@@ -159,22 +149,46 @@ def _input_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
             problems.append(
                 PlanProblem(
                     None,
-                    f"{where}: the value {item.value!r} is not what the quote '{item.quote}' "
+                    f"{where}: the value {item.written!r} is not what the quote '{item.quote}' "
                     f"states ({written}); write the value with the goal's own number and unit",
                 )
             )
     return problems
 
 
-def _coverage_problems(
-    plan: StepGraph, stated: list[GoalNumber], task_inputs: Mapping[str, Any]
-) -> list[PlanProblem]:
+def _unused_input_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:
+    """An input read from the goal that no step or check uses: the goal's number is ignored."""
+    used = used_inputs(plan, task.extra_checks)
+    own = [name for name in task.task.inputs if task.task.grounded and name not in used]
+    declared = [name for name in plan.inputs if name not in used]
+    unused = "no step or check uses this input; use it where it belongs (${inputs.%s})"
+    return [
+        *(
+            PlanProblem(
+                None,
+                f"inputs.{name}: {unused % name}, or if the answer truly does not need it, "
+                "remove it from the task",
+            )
+            for name in own
+        ),
+        *(
+            PlanProblem(
+                None,
+                f"inputs.{name}: {unused % name}, or if the answer truly does not need it, "
+                'remove it and list its number under "unused" with why',
+            )
+            for name in declared
+        ),
+    ]
+
+
+def _coverage_problems(plan: StepGraph, goal: str, task: PreparedTask) -> list[PlanProblem]:
     problems = [
         PlanProblem(None, f"unused: '{item.number}' needs a reason (why)")
         for item in plan.unused
         if not item.why.strip()
     ]
-    for number in unused_numbers(plan, stated, task_inputs):
+    for number in unused_numbers(plan, goal, task.inputs, task.extra_checks):
         as_written = f" (as {number.clock_hours:g} h)" if number.clock_hours is not None else ""
         problems.append(
             PlanProblem(
@@ -230,19 +244,19 @@ def _unstated(content: Any, goal: str) -> list[str]:
     texts = [content] if isinstance(content, str) else []
     if isinstance(content, dict):
         texts = [value for value in content.values() if isinstance(value, str)]
-    stated = _stated(goal)
+    stated = stated_quantities(goal)
     found = []
     for text in texts:
         for match in _QUANTITY.finditer(text):
             number = float(match.group(1).replace("_", ""))
-            same = [s for s in stated if s.unit is not None and matches(number, [s.number])]
-            if not same or any(s.unit is None for s in stated if matches(number, [s.number])):
+            same = [s for s in stated if s.unit is not None and matches(number, [s.number.value])]
+            if not same or any(s.unit is None for s in stated if matches(number, [s.number.value])):
                 continue  # not the goal's number, or the goal gives it no unit
             try:
                 value = quantity(number, parse_unit(match.group(2), counts=False))
             except UnitError:
                 continue  # a count noun or a word: the number alone was checked
-            if not any(_states(s, value) for s in same):
+            if not any(states(s, value) for s in same):
                 goal_says = ", ".join(f"{s.text} {_unit_name(s.unit)}".strip() for s in same)
                 found.append(
                     f"'{match.group(0)}' is not what the goal states ({goal_says}); write "
@@ -257,6 +271,16 @@ def _unit_name(unit: pint.Unit | None) -> str:
     return format_value(quantity(1, unit)).removeprefix("1 ")
 
 
+def task_input_problems(task: PreparedTask) -> list[PlanProblem]:
+    """What is wrong with a ``grounded: true`` task's own inputs, whatever the plan.
+
+    No plan can fix these: the planner refuses the task before it asks a model.
+    """
+    if not task.task.grounded:
+        return []
+    return _input_problems(_quoted_inputs(None, task), task.task.goal)
+
+
 def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:
     """Everything that ties the plan's numbers to the goal's words, checked before running.
 
@@ -267,10 +291,11 @@ def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]
     goal = task.task.goal
     stated = [number for number in goal_numbers(goal) if number.value != 0]
     return [
-        *_input_problems(plan, goal),
-        *_coverage_problems(plan, stated, task.inputs),
+        *_input_problems(_quoted_inputs(plan, task), goal),
+        *_unused_input_problems(plan, task),
+        *_coverage_problems(plan, goal, task),
         *_literal_problems(plan, stated, goal),
     ]
 
 
-__all__ = ["grounding_problems"]
+__all__ = ["grounding_problems", "task_input_problems"]

@@ -1,4 +1,15 @@
-"""The numbers a goal states, and the numbers a plan writes, found the same way everywhere."""
+"""The numbers a goal states, and the numbers a plan writes, found the same way everywhere.
+
+Two questions are answered here, once, for grounding before a run and coverage after it:
+
+- is a literal a plan writes one of the goal's numbers? A literal is a bare number (its
+  unit, if any, is checked apart), so every form a plan may write it in counts: 12% as 12,
+  0.12, 0.88 or 88 (``(100 - 12) / 100``);
+- is a value (an input of the task or of the plan) the quantity a text states? A value
+  carries its unit, so it must be that quantity, in any unit of the same kind: 450 Mbps as
+  56.25 MB/s but not 450 MB/s, 12% as 0.12, 12 % or its complement 0.88 (never the bare
+  12, which a step would multiply by), "00:00 to 06:00" as 6 h or 360 min (not 6 min).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +18,11 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from typing import Any
+
+import pint
+
+from stepgraph.exceptions import UnitError
+from stepgraph.units import is_count_unit, parse_unit, quantity
 
 _CLOCK_RANGE = re.compile(r"(\d{1,2}):(\d{2})\s*(?:to|-|until|and|–)\s*(\d{1,2}):(\d{2})")
 _NUMBER = re.compile(r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%)?(?![\w:]*\d)")
@@ -45,6 +61,95 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         written = match.group(0).strip()
         found.append(GoalNumber(written, number, match.end(), bool(match.group(2)), None, accepted))
     return sorted(found, key=lambda number: number.end)
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A quantity a text states: one of its numbers and, where the words say one, its unit."""
+
+    number: GoalNumber
+    unit: pint.Unit | None
+
+    @property
+    def text(self) -> str:
+        """The number as the text writes it."""
+        return self.number.text
+
+
+_PER = {"per"}
+_PER_OR_NOT = {"a", "an", "each", "every"}
+_WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
+
+
+def stated_quantities(text: str) -> list[Stated]:
+    """Each number of a text with the unit written right after it, if it is a known unit.
+
+    A number whose words may mean two units ("7.5 hours a day") is stated once per unit.
+    """
+    found = []
+    for number in goal_numbers(text):
+        if number.clock_hours is not None:
+            found.append(Stated(number, parse_unit("h")))
+        elif number.percent:
+            found.append(Stated(number, parse_unit("percent")))
+        else:
+            units: list[pint.Unit | None] = [*_units_after(text[number.end :])] or [None]
+            found.extend(Stated(number, unit) for unit in units)
+    return found
+
+
+def _units_after(rest: str) -> list[pint.Unit]:
+    """The known units the words right after a number may mean: one word, or a rate.
+
+    "60 L per minute" is a rate; "7.5 hours a day" is a rate or a duration (both are
+    accepted). Only one word otherwise: in "a 450 Mbps link", link is a unit of length.
+    """
+    words = [word.strip(".,;:()") for word in rest.split()[:3]]
+    joiner = words[1].casefold() if len(words) == 3 else ""
+    texts = [f"{words[0]} / {words[2]}"] if joiner in _PER | _PER_OR_NOT else []
+    if joiner not in _PER:
+        texts += words[:1]
+    units = []
+    for text in texts:
+        if not text or not _WORD.fullmatch(text.replace(" ", "")):
+            continue
+        try:
+            units.append(parse_unit(text, counts=False))
+        except UnitError:
+            continue
+    return units
+
+
+def states(stated: Stated, value: Any) -> bool:
+    """Whether `value` is the quantity `stated`, in any unit of its kind.
+
+    A percentage is its fraction or the fraction's complement (12% lost: 0.12 lost or 0.88
+    kept), as a plain number or a dimensionless quantity; a number with no unit (or a count
+    such as "25 steps") is that number.
+    """
+    if isinstance(value, bool):
+        return False
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    if not isinstance(magnitude, int | float):
+        return False
+    unit = stated.unit
+    if unit is None or is_count_unit(unit):
+        return matches(float(magnitude), [stated.number.value])
+    if stated.number.percent:
+        if isinstance(value, pint.Quantity):
+            if not value.dimensionless:
+                return False
+            magnitude = value.to("dimensionless").magnitude
+        share = stated.number.value / 100
+        return matches(float(magnitude), [share, 1 - share])
+    if not isinstance(value, pint.Quantity):
+        expected = quantity(stated.number.value, unit)
+        return bool(unit.dimensionless) and matches(
+            float(value), [float(expected.to("dimensionless").magnitude)]
+        )
+    return bool(value.is_compatible_with(unit)) and matches(
+        float(value.to(unit).magnitude), [stated.number.value]
+    )
 
 
 def literal_numbers(value: Any) -> list[float]:
