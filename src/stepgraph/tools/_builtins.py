@@ -8,7 +8,7 @@ import pint
 from pydantic import BeforeValidator, WithJsonSchema
 
 import stepgraph.tools.expression as expr
-from stepgraph.exceptions import CalculationError, UnitError
+from stepgraph.exceptions import CalculationError, UnitError, UnitsDoNotCancelError
 from stepgraph.references import find_references
 from stepgraph.tools._registry import UNKNOWN, tool
 from stepgraph.tools._reverse import reverse_calculate_args, reverse_convert
@@ -73,7 +73,8 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
     try:
         return expr.evaluate(bound)
     except CalculationError as e:
-        if isinstance(e.__cause__, pint.DimensionalityError):
+        # Units, not magnitudes, decide both: a prototype's unit is the real one.
+        if isinstance(e, UnitsDoNotCancelError) or isinstance(e.__cause__, pint.DimensionalityError):
             raise
         return UNKNOWN  # prototypes have magnitude 1; only their units mean anything
 
