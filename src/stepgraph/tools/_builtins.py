@@ -74,7 +74,9 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
         return expr.evaluate(bound)
     except CalculationError as e:
         # Units, not magnitudes, decide both: a prototype's unit is the real one.
-        if isinstance(e, UnitsDoNotCancelError) or isinstance(e.__cause__, pint.DimensionalityError):
+        if isinstance(e, UnitsDoNotCancelError) or isinstance(
+            e.__cause__, pint.DimensionalityError
+        ):
             raise
         return UNKNOWN  # prototypes have magnitude 1; only their units mean anything
 

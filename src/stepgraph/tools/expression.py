@@ -699,9 +699,7 @@ def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
     if unbound:
         raise CalculationError(f"unresolved reference {unbound[0]}")
     _check_operands(node, parsed)
-    evaluator = _Evaluator(
-        parsed.names, time.monotonic() + TIME_LIMIT_SECONDS, parsed.references
-    )
+    evaluator = _Evaluator(parsed.names, time.monotonic() + TIME_LIMIT_SECONDS, parsed.references)
     try:
         result = evaluator._eval(node)
     except CalculationError:

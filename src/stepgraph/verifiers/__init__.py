@@ -6,10 +6,12 @@ from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._grounding import grounding_problems
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
+from stepgraph.verifiers._words import SaidWord, said_words, write_said_units
 
 __all__ = [
     "TOLERANCE",
     "TRACE_TOLERANCE",
+    "SaidWord",
     "check_answer_template",
     "check_verdict",
     "close",
@@ -17,6 +19,8 @@ __all__ = [
     "grounding_problems",
     "reverse_calculate",
     "reverse_convert",
+    "said_words",
     "trace_answer",
     "verify",
+    "write_said_units",
 ]
