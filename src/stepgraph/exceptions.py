@@ -125,12 +125,21 @@ class UnitsDoNotCancelError(CalculationError):
     """
 
     def __init__(
-        self, message: str, *, function: str, argument: str, shown: str, dimension: str, rest: str
+        self,
+        message: str,
+        *,
+        function: str,
+        argument: str,
+        shown: str,
+        unit: str,
+        dimension: str,
+        rest: str,
     ) -> None:
         super().__init__(message)
         self.function = function  # ceil, floor or round
         self.argument = argument  # the argument as written, references by name
         self.shown = shown  # its value as people read it: 7.01459 GB/Mbps
+        self.unit = unit  # its unit: GB/Mbps
         self.dimension = dimension  # its dimension: [time]
         self.rest = rest  # further arguments as written (round's digits), or ""
 

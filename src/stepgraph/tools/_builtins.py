@@ -74,9 +74,11 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
         return expr.evaluate(bound)
     except CalculationError as e:
         # Units, not magnitudes, decide both: a prototype's unit is the real one.
-        if isinstance(e, UnitsDoNotCancelError) or isinstance(
-            e.__cause__, pint.DimensionalityError
-        ):
+        if isinstance(e, UnitsDoNotCancelError):
+            if any(ref.step != "inputs" for ref in find_references(text)):
+                raise expr.without_magnitude(e) from None  # a step's prototype is 1 of its unit
+            raise
+        if isinstance(e.__cause__, pint.DimensionalityError):
             raise
         return UNKNOWN  # prototypes have magnitude 1; only their units mean anything
 

@@ -34,7 +34,7 @@ import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pint
 import simpleeval
@@ -197,7 +197,7 @@ def has_units(value: Any) -> bool:
     has: it is a time in GB/Mbps, and how it rounds depends on that unit.
     """
     value = normalize(value)
-    return isinstance(value, pint.Quantity) and not is_count_unit(value.units)
+    return isinstance(value, pint.Quantity) and not is_count_unit(cast(pint.Unit, value.units))
 
 
 def units_do_not_cancel(
@@ -210,11 +210,18 @@ def units_do_not_cancel(
     """
     value = normalize(value)
     dimension = str(value.dimensionality)
-    return _refusal(function, argument, format_value(value), dimension, rest, unit)
+    own = format_unit(value.units)
+    return _refusal(function, argument, format_value(value), own, dimension, rest, unit)
 
 
 def _refusal(
-    function: str, argument: str, shown: str, dimension: str, rest: str, unit: str | None
+    function: str,
+    argument: str,
+    shown: str,
+    own: str,
+    dimension: str,
+    rest: str,
+    unit: str | None,
 ) -> UnitsDoNotCancelError:
     divisor, what = _DIVISORS.get(dimension, ("", "a quantity of the same dimension"))
     expected = False
@@ -234,7 +241,13 @@ def _refusal(
         f"the unit; divide by {what}, or convert first, e.g. {example}"
     )
     return UnitsDoNotCancelError(
-        message, function=function, argument=argument, shown=shown, dimension=dimension, rest=rest
+        message,
+        function=function,
+        argument=argument,
+        shown=shown,
+        unit=own,
+        dimension=dimension,
+        rest=rest,
     )
 
 
@@ -242,8 +255,16 @@ def suggest_unit(error: UnitsDoNotCancelError, unit: str | None) -> UnitsDoNotCa
     """The same refusal, its suggestion in a step's ``expect_unit`` when that fits."""
     if unit is None:
         return error
-    args = (error.function, error.argument, error.shown, error.dimension, error.rest)
+    args = (error.function, error.argument, error.shown, error.unit, error.dimension, error.rest)
     return _refusal(*args, unit)
+
+
+def without_magnitude(error: UnitsDoNotCancelError) -> UnitsDoNotCancelError:
+    """The same refusal naming the value by its unit: before the run, magnitudes are 1."""
+    shown = f"a value in {error.unit}"
+    return _refusal(
+        error.function, error.argument, shown, error.unit, error.dimension, error.rest, None
+    )
 
 
 def _dimension_units(dimension: str) -> str:
@@ -265,7 +286,7 @@ def _rounding(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     def apply(value: Any, *rest: Any) -> Any:
         value = normalize(value)  # ceil(2500 GB / (962.28 GB)) is a plain 2.598
         if isinstance(value, pint.Quantity):
-            if not is_count_unit(value.units):  # the evaluator says it with the argument
+            if not is_count_unit(cast(pint.Unit, value.units)):  # the evaluator names the argument
                 raise units_do_not_cancel(name, format_value(value), value)
             return registry().Quantity(func(value.magnitude, *rest), value.units)
         return func(value, *rest)
@@ -450,7 +471,7 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
         text = ast.unparse(node).replace(_COUNT, "")
         text = _PRODUCT.sub(r"\1 \2", text)
         for name, reference in self.references.items():
-            text = re.sub(rf"\b{name}\b", lambda _, ref=reference: ref.text, text)
+            text = re.sub(rf"\b{name}\b", reference.text.replace("\\", r"\\"), text)
         return text
 
 
@@ -747,4 +768,5 @@ __all__ = [
     "parse",
     "suggest_unit",
     "units_do_not_cancel",
+    "without_magnitude",
 ]
