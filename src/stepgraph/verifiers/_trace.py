@@ -18,7 +18,7 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.references import REFERENCE_PATTERN, ReferenceError_, find_references, lookup
+from stepgraph.references import REFERENCE_PATTERN
 from stepgraph.units import parse_unit
 from stepgraph.verifiers._words import said_words
 
@@ -128,13 +128,6 @@ def check_answer_template(
             **{item.split(" is ")[0]: "not computed" for item in wrong},
         },
     )
-
-
-def _lookup(text: str, scope: Mapping[str, Any]) -> Any:
-    try:
-        return lookup(next(find_references(text)), scope)
-    except (ReferenceError_, StopIteration):
-        return None
 
 
 def _number(mention: str) -> str:
