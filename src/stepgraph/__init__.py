@@ -27,6 +27,7 @@ if _TYPE_CHECKING:
         ToolDefinitionError,
         ToolError,
         UnitError,
+        UnitsDoNotCancelError,
         UntrustedTaskError,
         VerificationError,
     )
@@ -91,6 +92,7 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "UnitError",
+    "UnitsDoNotCancelError",
     "UntrustedTaskError",
     "Verdict",
     "VerdictKind",

@@ -11,6 +11,7 @@ The tree::
     │   ├── ToolArgumentError    arguments that fail a tool's schema
     │   ├── McpServerError       an MCP server that failed to start, crashed or timed out
     │   └── CalculationError     an expression `calculate` refuses or cannot evaluate
+    │       └── UnitsDoNotCancelError  ceil, floor or round of a quantity that still has units
     ├── PlanValidationError      a step graph rejected before anything runs (build time)
     ├── PlanningError            the planner gave no valid plan within its retries
     │   └── PlannerNotConfiguredError  no plan in the task and no model to ask
@@ -113,6 +114,34 @@ class McpServerError(ToolError):
 
 class CalculationError(ToolError):
     """An expression that `calculate` refuses or cannot evaluate."""
+
+
+class UnitsDoNotCancelError(CalculationError):
+    """``ceil``, ``floor`` or ``round`` of a quantity that still has units.
+
+    ``ceil(2500 GB / (356.4 Mbps))`` is 8 GB/Mbps, and another unit would round to
+    another count. The fields let a caller that knows the step's ``expect_unit`` suggest
+    dividing by it (`stepgraph.tools.expression.units_do_not_cancel`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        function: str,
+        argument: str,
+        shown: str,
+        unit: str,
+        dimension: str,
+        rest: str,
+    ) -> None:
+        super().__init__(message)
+        self.function = function  # ceil, floor or round
+        self.argument = argument  # the argument as written, references by name
+        self.shown = shown  # its value as people read it: 7.01459 GB/Mbps
+        self.unit = unit  # its unit: GB/Mbps
+        self.dimension = dimension  # its dimension: [time]
+        self.rest = rest  # further arguments as written (round's digits), or ""
 
 
 @dataclass(frozen=True)

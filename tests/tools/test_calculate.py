@@ -5,7 +5,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepgraph import CalculationError, Engine, PlanValidationError, RunStatus, tool
+from stepgraph import (
+    CalculationError,
+    Engine,
+    PlanValidationError,
+    RunStatus,
+    UnitsDoNotCancelError,
+    tool,
+)
 from stepgraph.cli import ExitCode
 from stepgraph.journal import read_journal
 from stepgraph.tools import calculate
@@ -255,3 +262,136 @@ def test_the_command_line_run_of_a_text_input_exits_invalid_not_internal(tmp_pat
     assert result.exit_code == ExitCode.INVALID
     assert "operand `${inputs.x}` is the text 'abc'" in flat(result.output)
     assert journal.stat().st_size < 64_000
+
+
+# --- rounding needs a plain number -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["ceil(2500 GB / 356.4 Mbps)", "floor(3 km)", "round(5.5 GB)", "round(7 h, 1)"],
+)
+def test_rounding_a_quantity_with_units_is_refused(expression):
+    """ceil, floor and round of a quantity whose units remain: the count would depend on them."""
+    with pytest.raises(UnitsDoNotCancelError, match="the units do not cancel"):
+        calc(expression)
+
+
+def test_rounding_a_quantity_refused_says_how_to_fix_it():
+    """The refusal shows the value and an expression that divides by a unit of time."""
+    with pytest.raises(UnitsDoNotCancelError) as refused:
+        calc("ceil(2500 GB / 356.4 Mbps)")
+    assert str(refused.value) == (
+        "ceil() of 7.01459 GB/Mbps: the units do not cancel, so the count would depend on the "
+        "unit; divide by a unit of time, or convert first, e.g. "
+        "ceil((2500 GB / (356.4 Mbps)) / (1 day))"
+    )
+    assert (refused.value.function, refused.value.dimension) == ("ceil", "[time]")
+
+
+def test_rounding_a_quantity_whose_units_cancel_gives_a_plain_number():
+    """ceil(2500 GB / (962.28 GB)) is 3; a count (tables) rounds in its own unit."""
+    assert calc("ceil(2500 GB / (962.28 GB))") == 3
+    assert calc(bound("ceil(${a} / ${b})", a=quantity(2.5, "TB"), b=quantity(962.28, "GB"))) == 3
+    assert calc("floor(2500 GB / 356.4 Mbps / (1 h))") == 15
+    assert calc("ceil(230 people / (8 people/table))") == quantity(29, "tables")
+
+
+def test_whole_days_to_copy_a_petabyte_over_forty_gigabits_is_refused_with_the_hint():
+    """A real 1.5B model's ceil(${data} / ${link}) answered '1 PB/bps days': now refused."""
+    expression = bound(
+        "ceil(${data} / ${link})", data=quantity(1.5, "PB"), link=quantity(40, "Gbit/s")
+    )
+    with pytest.raises(UnitsDoNotCancelError) as refused:
+        calc(expression)
+    assert "e.g. ceil((${data} / ${link}) / (1 day))" in str(refused.value)
+    assert calc(bound("ceil(${data} / ${link} / (1 day))", **expression_values(expression))) == 4
+
+
+def expression_values(expression):
+    return {ref[2:-1]: value for ref, value in expression.bindings.items()}
+
+
+def test_rounding_with_units_is_refused_by_validate_before_the_run():
+    """The static check sees the units of the inputs: validate names the step and the fix."""
+    task = make_task(
+        [
+            {
+                "id": "days",
+                "tool": "calculate",
+                "args": {"expression": "ceil(${inputs.data} / ${inputs.link})"},
+            }
+        ],
+        inputs={"data": "1.5 PB", "link": "40 Gbit/s"},
+    )
+    with pytest.raises(PlanValidationError) as refused:
+        Engine().validate(task)
+    assert "step 'days': ceil() of 300,000 s: the units do not cancel" in str(refused.value)
+    assert "ceil((${inputs.data} / ${inputs.link}) / (1 day))" in str(refused.value)
+
+
+def test_rounding_with_units_through_upstream_steps_is_refused_by_validate():
+    """Units traced through the graph: ceil(${total} / ${rate}) of a size over a rate."""
+    task = make_task(
+        [
+            {"id": "total", "tool": "unit_convert", "args": {"value": "2.5 TB", "to_unit": "GB"}},
+            {
+                "id": "rate",
+                "tool": "unit_convert",
+                "args": {"value": "450 Mbps", "to_unit": "MB/s"},
+            },
+            {"id": "n", "tool": "calculate", "args": {"expression": "ceil(${total} / ${rate})"}},
+        ]
+    )
+    with pytest.raises(
+        PlanValidationError, match=r"step 'n': ceil\(\) of .*divide by a unit of time"
+    ):
+        Engine().validate(task)
+
+
+def test_the_suggestion_divides_by_the_steps_expected_unit():
+    """A step that expects hours is told to divide by h, and to keep its expect_unit."""
+    task = make_task(
+        [
+            {
+                "id": "hours",
+                "tool": "calculate",
+                "args": {"expression": "ceil(2500 GB / 356.4 Mbps)"},
+                "expect_unit": "h",
+            }
+        ]
+    )
+    with pytest.raises(PlanValidationError) as refused:
+        Engine().validate(task)
+    assert "e.g. ceil((2500 GB / (356.4 Mbps)) / (1 h)) * 1 h" in str(refused.value)
+
+
+def test_a_rounded_quantity_fails_its_step_at_run_time_with_the_hint(tmp_path):
+    """Where the units are unknown before the run, the step fails with the same message."""
+
+    @tool
+    def link() -> object:
+        """A link speed known only at run time."""
+        return quantity(356.4, "Mbps")
+
+    task = make_task(
+        [
+            {"id": "rate", "tool": "link", "args": {}},
+            {"id": "n", "tool": "calculate", "args": {"expression": "ceil(2500 GB / ${rate})"}},
+        ],
+        answer="${n} nights",
+    )
+    result = Engine(tools=[link]).run(task, journal=tmp_path / "run.jsonl")
+    assert result.status is not RunStatus.VERIFIED
+    assert "ceil() of 7.01459 GB/Mbps: the units do not cancel" in result.answer
+    assert "ceil((2500 GB / ${rate}) / (1 day))" in result.answer
+
+
+def test_the_reverse_check_refuses_a_rounded_quantity_with_units():
+    """An old journal's ceil result in GB/Mbps does not pass its reverse check."""
+    from stepgraph.tools import reverse_calculate
+
+    expression = bound("ceil(${a} / ${b})", a=quantity(2500, "GB"), b=quantity(356.4, "Mbps"))
+    verdict = reverse_calculate("n", expression, quantity(8, "GB/Mbps"))
+    assert verdict is not None and not verdict.passed
+    assert "the units do not cancel" in verdict.description

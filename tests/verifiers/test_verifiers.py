@@ -165,8 +165,8 @@ def test_an_answer_template_naming_a_unit_its_value_lacks_is_not_verified(run_ta
     )
     result, _ = run_task(task)
     assert result.status is RunStatus.UNVERIFIED
-    assert result.answer.startswith("no answer: the answer template says what the run did not")
-    assert "${backup_size} days is [information], not [time]" in result.answer
+    assert result.answer.startswith("no answer: the answer template's words do not fit")
+    assert "'${backup_size} days' but backup_size is 1,200 GB: days is [time]" in result.answer
 
 
 def test_units_after_references_that_fit_their_values_pass(run_task):

@@ -26,7 +26,12 @@ from stepgraph.references import (
 )
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
-from stepgraph.verifiers import check_answer_template, trace_answer
+from stepgraph.verifiers import (
+    check_answer_template,
+    said_words,
+    trace_answer,
+    write_said_units,
+)
 
 
 def compose_answer(
@@ -49,7 +54,7 @@ def compose_answer(
     rendered: Any = None
     if template:
         try:
-            rendered = resolve(_unit_said_once(template, scope), scope)
+            rendered = resolve(_unit_said_once(write_said_units(template, scope), scope), scope)
         except ReferenceError_:
             text = f"no answer: {_missing(template, scope, plan, execution)}"
             return text, None if problems else _failed_answer(text)
@@ -84,8 +89,13 @@ def answer_sources(
     template = task.answer or plan.answer
     if template:
         scope = {"inputs": task.inputs, **execution.values}
+        converted = {said.start: said for said in said_words(template, scope) if not said.problem}
         sources = {}
-        for ref in find_references(template):
+        for match in REFERENCE_PATTERN.finditer(template):
+            ref = next(find_references(match.group(0)))
+            if match.start() in converted:  # written in the template's unit: "5.55556 hours"
+                sources[converted[match.start()].text] = ref.text[2:-1]
+                continue
             with suppress(ReferenceError_):
                 sources[format_value(lookup(ref, scope))] = ref.text[2:-1]
         return sources

@@ -18,7 +18,12 @@ from typing import Any, cast
 
 import networkx as nx
 
-from stepgraph.exceptions import BudgetExceededError, NonRetryableError, StepgraphError
+from stepgraph.exceptions import (
+    BudgetExceededError,
+    NonRetryableError,
+    StepgraphError,
+    UnitsDoNotCancelError,
+)
 from stepgraph.executor._ahead import Ahead, AheadBackend
 from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall, resolve_args
 from stepgraph.executor._execution import Execution, ObservationLog, StepState
@@ -37,7 +42,7 @@ from stepgraph.journal import (
 from stepgraph.model import Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import ToolRegistry
-from stepgraph.tools.expression import Expression
+from stepgraph.tools.expression import Expression, suggest_unit
 from stepgraph.units import convert
 from stepgraph.values import check_data
 
@@ -353,6 +358,8 @@ class Scheduler:
         attempt = self._running.pop(future)
         step = attempt.step
         error = future.exception()
+        if isinstance(error, UnitsDoNotCancelError):  # the fix divides by the expected unit
+            error = suggest_unit(error, step.expect_unit)
         if error is None:
             value = future.result()
             try:

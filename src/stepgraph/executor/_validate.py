@@ -8,7 +8,12 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError
+from stepgraph.exceptions import (
+    PlanProblem,
+    PlanValidationError,
+    StepgraphError,
+    UnitsDoNotCancelError,
+)
 from stepgraph.executor._graph import StepDiGraph
 from stepgraph.executor._heap import collector_paused
 from stepgraph.model import RESERVED_IDS, Check, Step, StepGraph
@@ -23,7 +28,7 @@ from stepgraph.references import (
 )
 from stepgraph.task import PreparedTask
 from stepgraph.tools import UNKNOWN, ToolRegistry
-from stepgraph.tools.expression import Expression, check_syntax
+from stepgraph.tools.expression import Expression, check_syntax, suggest_unit
 from stepgraph.units import (
     compatible,
     convert,
@@ -290,6 +295,8 @@ def _unit_problems(
                 expressions = tools.get(step.tool).expression_args
                 args = _prototype_args(step.args, refs[step_id], prototypes, expressions)
                 prototype = infer(args)
+            except UnitsDoNotCancelError as e:  # the fix divides by the expected unit
+                problems.append(PlanProblem(step_id, str(suggest_unit(e, step.expect_unit))))
             except (StepgraphError, ReferenceError_) as e:  # ${inputs.name.field} of a text
                 problems.append(PlanProblem(step_id, str(e)))
         if step.expect_unit is not None:

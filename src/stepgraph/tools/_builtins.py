@@ -8,7 +8,7 @@ import pint
 from pydantic import BeforeValidator, WithJsonSchema
 
 import stepgraph.tools.expression as expr
-from stepgraph.exceptions import CalculationError, UnitError
+from stepgraph.exceptions import CalculationError, UnitError, UnitsDoNotCancelError
 from stepgraph.references import find_references
 from stepgraph.tools._registry import UNKNOWN, tool
 from stepgraph.tools._reverse import reverse_calculate_args, reverse_convert
@@ -73,6 +73,11 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
     try:
         return expr.evaluate(bound)
     except CalculationError as e:
+        # Units, not magnitudes, decide both: a prototype's unit is the real one.
+        if isinstance(e, UnitsDoNotCancelError):
+            if any(ref.step != "inputs" for ref in find_references(text)):
+                raise expr.without_magnitude(e) from None  # a step's prototype is 1 of its unit
+            raise
         if isinstance(e.__cause__, pint.DimensionalityError):
             raise
         return UNKNOWN  # prototypes have magnitude 1; only their units mean anything

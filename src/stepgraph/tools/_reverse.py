@@ -20,8 +20,10 @@ from stepgraph.tools.expression import (
     close,
     describe_operand,
     evaluate_node,
+    has_units,
     is_number,
     parse,
+    units_do_not_cancel,
 )
 from stepgraph.units import (
     convert,
@@ -105,6 +107,10 @@ def reverse_calculate(step: str, expression: Any, result: Any) -> Verdict | None
     ):
         inner = node.args[0]
         a, b = evaluate_node(inner.left, parsed), evaluate_node(inner.right, parsed)
+        if has_units(a / b) or has_units(result):  # an old journal's 8 GB/Mbps: no count
+            argument = bound.text.strip().partition("(")[2].rstrip()[:-1].strip()
+            error = units_do_not_cancel(node.func.id, argument, a / b)
+            return _verdict(step, False, str(error), result=result, numerator=a, denominator=b)
         return _rounding_check(step, node.func.id, result, a, b)
     if isinstance(node, ast.BinOp) and type(node.op) in _INVERSES:
         symbol, inverse = _INVERSES[type(node.op)]

@@ -28,18 +28,32 @@ import ast
 import io
 import math
 import operator
+import re
 import time
 import tokenize
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pint
 import simpleeval
 
-from stepgraph.exceptions import CalculationError, StepgraphError, UnitError
+from stepgraph.exceptions import (
+    CalculationError,
+    StepgraphError,
+    UnitError,
+    UnitsDoNotCancelError,
+)
 from stepgraph.references import REFERENCE_PATTERN, Reference, find_references, lookup
-from stepgraph.units import format_value, is_count_unit, normalize, parse_unit, registry
+from stepgraph.units import (
+    format_unit,
+    format_value,
+    is_count_unit,
+    normalize,
+    parse_unit,
+    registry,
+)
 
 MAX_EXPRESSION_LENGTH = 2_000
 MAX_EXPONENT = 1_000
@@ -48,6 +62,7 @@ TIME_LIMIT_SECONDS = 1.0
 TOLERANCE = 1e-9  # relative: `==` in expressions and every reverse check use it
 _PLACEHOLDER = "__ref"
 _COUNT = "__count_"  # marks a count noun that follows a number
+_PRODUCT = re.compile(r"(?<![\w.])(\d[\d.]*(?:e[-+]?\d+)?) \* (?!__ref)([A-Za-z_µ°][\w]*)")
 
 
 @dataclass(frozen=True)
@@ -163,10 +178,116 @@ def _numeric(op: Callable[..., Any], symbol: str, *, truth: bool = False) -> Cal
     return apply
 
 
-def _magnitude_op(func: Callable[[float], Any]) -> Callable[..., Any]:
+ROUNDING = ("ceil", "floor", "round")
+# What a rounded quantity of a dimension is best divided by, and what the dimension is
+# called, for the suggestion: the goal's own unit is better, the step's expect_unit too.
+_DIVISORS = {
+    "[time]": ("day", "a unit of time"),
+    "[information]": ("GB", "a data size"),
+    "[information] / [time]": ("MB/s", "a rate"),
+    "[length]": ("m", "a length"),
+    "[mass]": ("kg", "a mass"),
+}
+
+
+def has_units(value: Any) -> bool:
+    """Whether a value, reduced, still has units other than counts (``3 tables`` has none).
+
+    ``2500 GB / (962.28 GB)`` has none: it is a plain number. ``2500 GB / (356.4 Mbps)``
+    has: it is a time in GB/Mbps, and how it rounds depends on that unit.
+    """
+    value = normalize(value)
+    return isinstance(value, pint.Quantity) and not is_count_unit(cast(pint.Unit, value.units))
+
+
+def units_do_not_cancel(
+    function: str, argument: str, value: Any, rest: str = "", unit: str | None = None
+) -> UnitsDoNotCancelError:
+    """The refusal of ``function(argument)`` whose value still has units, with the fix.
+
+    The suggestion divides by one `unit` (a step's ``expect_unit``) when it has the value's
+    dimension, else by a usual unit of that dimension.
+    """
+    value = normalize(value)
+    dimension = str(value.dimensionality)
+    own = format_unit(value.units)
+    return _refusal(function, argument, format_value(value), own, dimension, rest, unit)
+
+
+def _refusal(
+    function: str,
+    argument: str,
+    shown: str,
+    own: str,
+    dimension: str,
+    rest: str,
+    unit: str | None,
+) -> UnitsDoNotCancelError:
+    divisor, what = _DIVISORS.get(dimension, ("", "a quantity of the same dimension"))
+    expected = False
+    if unit is not None:
+        with suppress(UnitError):
+            if str(parse_unit(unit, counts=False).dimensionality) == dimension:
+                divisor, expected = unit.strip(), True
+    if not divisor:  # no usual unit: the value's own, reduced to base units
+        base = registry().Quantity(1, _dimension_units(dimension))
+        divisor = format_unit(base.units)
+    argument_ = argument if _is_atom(argument) else f"({argument})"
+    example = f"{function}({argument_} / (1 {divisor}){', ' + rest if rest else ''})"
+    if expected:  # the step expects a quantity in that unit: give it one
+        example += f" * 1 {divisor}"
+    message = (
+        f"{function}() of {shown}: the units do not cancel, so the count would depend on "
+        f"the unit; divide by {what}, or convert first, e.g. {example}"
+    )
+    return UnitsDoNotCancelError(
+        message,
+        function=function,
+        argument=argument,
+        shown=shown,
+        unit=own,
+        dimension=dimension,
+        rest=rest,
+    )
+
+
+def suggest_unit(error: UnitsDoNotCancelError, unit: str | None) -> UnitsDoNotCancelError:
+    """The same refusal, its suggestion in a step's ``expect_unit`` when that fits."""
+    if unit is None:
+        return error
+    args = (error.function, error.argument, error.shown, error.unit, error.dimension, error.rest)
+    return _refusal(*args, unit)
+
+
+def without_magnitude(error: UnitsDoNotCancelError) -> UnitsDoNotCancelError:
+    """The same refusal naming the value by its unit: before the run, magnitudes are 1."""
+    shown = f"a value in {error.unit}"
+    return _refusal(
+        error.function, error.argument, shown, error.unit, error.dimension, error.rest, None
+    )
+
+
+def _dimension_units(dimension: str) -> str:
+    """Base units of a dimension as pint reads it: ``[information] / [time]`` -> bit / s."""
+    base = {"[time]": "second", "[length]": "meter", "[mass]": "kilogram"}
+    base.update({"[information]": "bit", "[current]": "ampere", "[temperature]": "kelvin"})
+    base.update({"[substance]": "mole", "[luminosity]": "candela"})
+    text = dimension
+    for name, unit in base.items():
+        text = text.replace(name, unit)
+    return text
+
+
+def _is_atom(text: str) -> bool:
+    return REFERENCE_PATTERN.fullmatch(text) is not None or text.replace(".", "").isalnum()
+
+
+def _rounding(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     def apply(value: Any, *rest: Any) -> Any:
-        value = normalize(value)  # ceil(5 GB / (2 MB/s)) rounds 2500 s, not 2.5 GB*s/MB
+        value = normalize(value)  # ceil(2500 GB / (962.28 GB)) is a plain 2.598
         if isinstance(value, pint.Quantity):
+            if not is_count_unit(cast(pint.Unit, value.units)):  # the evaluator names the argument
+                raise units_do_not_cancel(name, format_value(value), value)
             return registry().Quantity(func(value.magnitude, *rest), value.units)
         return func(value, *rest)
 
@@ -189,12 +310,12 @@ def _log(value: Any, base: Any = math.e) -> float:
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "abs": abs,
-    "ceil": _magnitude_op(math.ceil),
-    "floor": _magnitude_op(math.floor),
+    "ceil": _rounding("ceil", math.ceil),
+    "floor": _rounding("floor", math.floor),
     "log": _log,
     "max": max,
     "min": min,
-    "round": _magnitude_op(_round),
+    "round": _rounding("round", _round),
     "sqrt": lambda value: normalize(value) ** 0.5,
 }
 
@@ -276,9 +397,15 @@ def _refuse(what: str) -> Callable[[ast.AST], Any]:
 
 
 class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval ships no types
-    def __init__(self, names: dict[str, Any], deadline: float) -> None:
+    def __init__(
+        self,
+        names: dict[str, Any],
+        deadline: float,
+        references: Mapping[str, Reference] | None = None,
+    ) -> None:
         super().__init__(operators=_OPERATORS, functions=FUNCTIONS, names=names)
         self.deadline = deadline
+        self.references = references or {}
         self.nodes[ast.Attribute] = _refuse("attribute access")
         self.nodes[ast.Subscript] = _refuse("subscripting")
         self.nodes[ast.Name] = self._name
@@ -339,7 +466,18 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
         for arg in args:  # max('abc') is 'c', and sqrt of a list fails deep in pint
             if not is_number(arg):
                 raise _not_a_number(arg, f"an argument of {node.func.id}()", f"{node.func.id}()")
+        if node.func.id in ROUNDING and args and has_units(args[0]):
+            rest = ", ".join(self._source(arg) for arg in node.args[1:])
+            raise units_do_not_cancel(node.func.id, self._source(node.args[0]), args[0], rest)
         return func(*args)
+
+    def _source(self, node: ast.AST) -> str:
+        """A subexpression as it was written: references by name, ``2500 GB`` unbracketed."""
+        text = ast.unparse(node).replace(_COUNT, "")
+        text = _PRODUCT.sub(r"\1 \2", text)
+        for name, reference in self.references.items():
+            text = re.sub(rf"\b{name}\b", reference.text.replace("\\", r"\\"), text)
+        return text
 
 
 _ALLOWED_NODES = (
@@ -587,7 +725,7 @@ def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
     if unbound:
         raise CalculationError(f"unresolved reference {unbound[0]}")
     _check_operands(node, parsed)
-    evaluator = _Evaluator(parsed.names, time.monotonic() + TIME_LIMIT_SECONDS)
+    evaluator = _Evaluator(parsed.names, time.monotonic() + TIME_LIMIT_SECONDS, parsed.references)
     try:
         result = evaluator._eval(node)
     except CalculationError:
@@ -621,6 +759,7 @@ __all__ = [
     "TIME_LIMIT_SECONDS",
     "TOLERANCE",
     "Expression",
+    "ROUNDING",
     "Parsed",
     "bind",
     "check_operands",
@@ -629,6 +768,10 @@ __all__ = [
     "describe_operand",
     "evaluate",
     "evaluate_node",
+    "has_units",
     "is_number",
     "parse",
+    "suggest_unit",
+    "units_do_not_cancel",
+    "without_magnitude",
 ]

@@ -7,11 +7,13 @@ from stepgraph.verifiers._grounding import grounding_problems, task_input_proble
 from stepgraph.verifiers._states import STEP_STATES, answer_checked, covered, step_states
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
+from stepgraph.verifiers._words import SaidWord, said_words, write_said_units
 
 __all__ = [
     "STEP_STATES",
     "TOLERANCE",
     "TRACE_TOLERANCE",
+    "SaidWord",
     "answer_checked",
     "check_answer_template",
     "check_verdict",
@@ -21,8 +23,10 @@ __all__ = [
     "grounding_problems",
     "reverse_calculate",
     "reverse_convert",
+    "said_words",
     "step_states",
     "task_input_problems",
     "trace_answer",
     "verify",
+    "write_said_units",
 ]

@@ -18,8 +18,9 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.references import REFERENCE_PATTERN, ReferenceError_, find_references, lookup
+from stepgraph.references import REFERENCE_PATTERN
 from stepgraph.units import parse_unit
+from stepgraph.verifiers._words import said_words
 
 # A number as people write it (2,500 / 962.28 / -3 / 1.5e3), then optionally a unit or
 # a word, then optionally a step named in brackets.
@@ -72,14 +73,6 @@ def _matches(number: float, unit: pint.Unit | None, candidate: Any) -> bool:
         return False
 
 
-# After a reference, "${size} GB" names a unit; these words only read like units to pint
-# (inch, annum, attometre, attosecond, tonne) and are English far more often.
-_NOT_UNITS = frozenset({"a", "an", "as", "at", "in", "t"})
-_REFERENCE_THEN_WORD = re.compile(
-    r"(?P<ref>\$\{\s*[A-Za-z_][\w.]*\s*\})[ \t]*(?P<unit>[A-Za-zµ°%][\w/%·^*µ°]*)"
-)
-
-
 def check_answer_template(
     template: str, scope: Mapping[str, Any], goal: str = ""
 ) -> Verdict | None:
@@ -87,24 +80,20 @@ def check_answer_template(
 
     A unit written after a reference must be one its value can be expressed in:
     "${backup_size} days" with a size in GB, or "${rate} GB per night" with a rate, says
-    something the numbers do not. A plain number may carry any word ("${nights} nights").
-    A number written in the template's own text must come from a step, an input or the
-    goal: "12 shareholders" typed by the model is not an answer. None when there is
-    nothing to check.
+    something the numbers do not, and so does a count after a quantity ("${size}
+    nights"). A plain number may carry any word ("${nights} nights"). A number written in
+    the template's own text must come from a step, an input or the goal: "12
+    shareholders" typed by the model is not an answer. None when there is nothing to check.
     """
     checked: dict[str, str] = {}
-    wrong: list[str] = []
-    for match in _REFERENCE_THEN_WORD.finditer(template):
-        word = match.group("unit")
-        unit = None if word.lower() in _NOT_UNITS else _unit(word)
-        value = _lookup(match.group("ref"), scope)
-        if unit is None or not isinstance(value, pint.Quantity):
-            continue
-        mention = match.group(0)
-        if value.is_compatible_with(unit):
-            checked[mention] = "unit matches"
+    misfits: dict[str, str] = {}  # mention -> why it does not fit
+    for said in said_words(template, scope):
+        if said.problem:
+            misfits[said.mention] = said.problem
+            checked.pop(said.mention, None)
         else:
-            wrong.append(f"{mention} is {value.dimensionality}, not {unit.dimensionality}")
+            checked[said.mention] = "unit matches"
+    wrong: list[str] = []
     literal_text = REFERENCE_PATTERN.sub(" ", template)
     sources = {name: value for name, value in scope.items() if name != "inputs"}
     sources.update({f"inputs.{k}": v for k, v in dict(scope.get("inputs") or {}).items()})
@@ -115,26 +104,30 @@ def check_answer_template(
             checked[match.group("number")] = "written in the template, found in the run"
         else:
             wrong.append(f"{match.group(0).strip()} is written in the template, not computed")
-    if not checked and not wrong:
+    if not checked and not wrong and not misfits:
         return None
+    problems = []
+    if misfits:
+        problems.append(
+            "the answer template's words do not fit its values: " + "; ".join(misfits.values())
+        )
+    if wrong:
+        problems.append(
+            "the answer template says what the run did not compute: " + "; ".join(wrong)
+        )
     description = (
-        f"what the answer template says holds ({len(checked)} checked)"
-        if not wrong
-        else "the answer template says what the run did not compute: " + "; ".join(wrong)
+        "; ".join(problems) or f"what the answer template says holds ({len(checked)} checked)"
     )
     return Verdict(
         kind=VerdictKind.ANSWER,
-        passed=not wrong,
+        passed=not (wrong or misfits),
         description=description,
-        values={**checked, **{item.split(" is ")[0]: "not computed" for item in wrong}},
+        values={
+            **checked,
+            **dict.fromkeys(misfits, "does not fit its value"),
+            **{item.split(" is ")[0]: "not computed" for item in wrong},
+        },
     )
-
-
-def _lookup(text: str, scope: Mapping[str, Any]) -> Any:
-    try:
-        return lookup(next(find_references(text)), scope)
-    except (ReferenceError_, StopIteration):
-        return None
 
 
 def _number(mention: str) -> str:
