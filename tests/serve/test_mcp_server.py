@@ -232,6 +232,7 @@ def test_a_plan_with_side_effects_parks_and_the_client_cannot_approve_it(server,
     assert first["side_effect_tools"] == ["book_window"]
     assert first["run_id"] in first["how_to_approve"]
     assert {"id": "booking", "tool": "book_window"}.items() <= first["steps"][1].items()
+    assert first["steps"][1]["args"] == {"hours": "${hours}"}  # data, inputs resolved
     assert len(booked(root)) == before  # the client approving itself approved nothing
     for result in (first, second):
         events = read_journal(Path(result["journal"]))

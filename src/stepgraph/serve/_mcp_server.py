@@ -14,6 +14,7 @@ task that would.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -212,7 +213,12 @@ def _awaiting(result: RunResult, view: PlanView) -> dict[str, Any]:
         "journal": result.journal,
         "plan": view.plan.model_dump(mode="json", exclude_defaults=True),
         "steps": [
-            {"id": row.id, "tool": row.tool, "args": row.args, "side_effects": row.side_effects}
+            {
+                "id": row.id,
+                "tool": row.tool,
+                "args": json.loads(row.args),  # with the inputs resolved, as data
+                "side_effects": row.side_effects,
+            }
             for row in view.rows
         ],
         "inputs": view.inputs,
