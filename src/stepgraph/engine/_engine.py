@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import stat
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -217,8 +218,7 @@ class Engine:
                 return RunSession(self.config, prepared, nowhere, options).run()
         path = Path(journal) if journal else self._journal_path(prepared.task.name)
         if replace_journal:
-            check_journal_free(path, replace=True)  # never a folder or a device
-            path.unlink(missing_ok=True)  # the writer appends
+            unlink_journal(path)  # the writer appends
         model = self.planner.client.model if self.planner else None
         keeper = budget_keeper(prepared.task.budget, options, model, path)
         writer = JournalWriter(
@@ -269,8 +269,8 @@ def refuse_code(task: Task) -> None:
 def check_journal_free(path: Path, *, replace: bool = False) -> None:
     """Refuse a journal path that already holds a run, unless it is to be replaced.
 
-    Only a regular file is ever replaced: a folder, a device (`/dev/full`) or a FIFO at
-    the path is refused whatever `replace` says, so replacing never deletes one.
+    A folder is refused whatever `replace` says. A device or a FIFO (`/dev/null` to keep
+    nothing) is written to as it is: only a regular file is ever replaced (`unlink_journal`).
     """
     try:
         status = path.lstat()
@@ -279,10 +279,7 @@ def check_journal_free(path: Path, *, replace: bool = False) -> None:
     if stat.S_ISDIR(status.st_mode):
         raise JournalError("is a folder; give the journal a file name inside it", path=str(path))
     if not stat.S_ISREG(status.st_mode):
-        raise JournalError(
-            "is not a regular file (a device, a FIFO or a link); give another path",
-            path=str(path),
-        )
+        return
     taken = status.st_size > 0
     if taken and not replace:
         raise JournalError(
@@ -290,6 +287,14 @@ def check_journal_free(path: Path, *, replace: bool = False) -> None:
             "(--replace-journal, or replace_journal=True)",
             path=str(path),
         )
+
+
+def unlink_journal(path: Path) -> None:
+    """Remove the regular file at `path` to replace it; a device (`/dev/null`) is never removed."""
+    check_journal_free(path, replace=True)
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISREG(path.lstat().st_mode):
+            path.unlink()
 
 
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:

@@ -17,7 +17,7 @@ import networkx as nx
 from stepgraph.engine._approval import Decision, PlanView, RunParked
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
-from stepgraph.engine._engine import Engine, check_journal_free, refuse_code
+from stepgraph.engine._engine import Engine, check_journal_free, refuse_code, unlink_journal
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.exceptions import (
     ApprovalError,
@@ -280,7 +280,7 @@ def replay(
         specs = [as_spec(server) for server in servers]
         refuse_code(recording.task.model_copy(update={"mcp_servers": specs}))
     live_steps = _fork_steps(recording, from_step) if from_step else None
-    out_path.unlink(missing_ok=True)
+    unlink_journal(out_path)
     report = ReplayReport(journal=out_path, parent=path, problems=recording.journal.problems)
     backend = _Backends(recorded, live_steps, live)
     if not _run_again(report, recording, backend, tools, from_step=from_step, live=live):
