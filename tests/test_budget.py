@@ -238,7 +238,7 @@ def test_cli_task_key_budget(tmp_path):
     [
         ("--price-per-mtok", "cheap", "write it as input=DOLLARS,output=DOLLARS"),
         ("--price-per-mtok", "input=1", "write it as input=DOLLARS,output=DOLLARS"),
-        ("--max-wall-time", "soon", "a budget option is not valid"),
+        ("--max-wall-time", "soon", "a budget option is not valid: --max-wall-time: 'soon'"),
     ],
 )
 def test_bad_budget_options_are_clear_errors(tmp_path, option, value, message):
@@ -247,6 +247,16 @@ def test_bad_budget_options_are_clear_errors(tmp_path, option, value, message):
     assert result.exit_code == ExitCode.INVALID
     assert message in flat(result.output)
     assert not journal.exists()  # nothing ran
+
+
+def test_max_wall_time_in_plain_seconds_is_taken_as_seconds(tmp_path):
+    """--help says plain seconds work: `--max-wall-time 60` is 60 s, not a pydantic error."""
+    journal = tmp_path / "j.jsonl"
+    result = invoke(
+        "run", EXAMPLES / "migration.yaml", "--journal", journal, "--max-wall-time", "60"
+    )
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "pydantic" not in result.output
 
 
 def test_a_bad_budget_in_a_task_file_is_a_task_file_error(tmp_path):

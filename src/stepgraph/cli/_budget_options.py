@@ -76,7 +76,27 @@ def budget_from_options(
     given = {name: value for name, value in given.items() if value is not None}
     if not given:
         return None
+    if wall_time is not None and _plain_number(wall_time):  # --help promises plain seconds
+        given["wall_time"] = f"{wall_time} s"
     try:
         return Budget.model_validate(given)
     except ValidationError as e:
-        raise TaskFileError(f"a budget option is not valid: {e}") from e
+        problems = "; ".join(
+            f"{_option(error['loc'])}: {error['msg'].removeprefix('Value error, ')}"
+            for error in e.errors()
+        )
+        raise TaskFileError(f"a budget option is not valid: {problems}") from e
+
+
+def _option(location: tuple[int | str, ...]) -> str:
+    """The command-line option a budget field comes from: wall_time -> --max-wall-time."""
+    field = str(location[0]) if location else "budget"
+    return "--price-per-mtok" if field == "price" else f"--max-{field.replace('_', '-')}"
+
+
+def _plain_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
