@@ -202,3 +202,21 @@ def test_a_unit_written_after_a_quantity_in_that_unit_is_said_once(run_task, tem
     result, _ = run_task(task)
     assert result.status is RunStatus.VERIFIED
     assert result.answer == answer
+
+
+def test_a_check_over_a_failed_step_is_not_run_rather_than_failed(run_task):
+    """`4/6 verdicts passed` beside a ZeroDivisionError counted the check twice: it did not run."""
+    task = make_task(
+        [
+            {"id": "a", "tool": "calculate", "args": {"expression": "6 * 7"}},
+            {"id": "b", "tool": "calculate", "args": {"expression": "1 / 0"}},
+        ],
+        checks=[
+            {"expression": "${a} == 42", "why": "a is 42"},
+            {"expression": "${b} > 0", "why": "b is positive"},
+        ],
+    )
+    result, _ = run_task(task)
+    assert result.status is RunStatus.STEP_FAILED and "b" in result.failed
+    checks = [v for v in result.verdicts if v.kind == VerdictKind.CHECK]
+    assert [(v.description, v.passed) for v in checks] == [("${a} == 42 (a is 42)", True)]

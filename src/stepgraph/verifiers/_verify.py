@@ -38,7 +38,13 @@ def verify(
         if step.expect_unit is not None:
             verdicts.append(_unit_verdict(step, values[step.id]))
     scope = {"inputs": dict(inputs), **values}
-    verdicts.extend(check_verdict(check, scope) for check in checks)
+    known = {step.id for step in steps}
+    for check in checks:
+        # A check over a step that failed or was skipped did not run: the step's failure
+        # says what went wrong, and a failed verdict beside it would count twice.
+        named = {ref.step for ref in find_references(check.expression)} & known
+        if named <= set(values):
+            verdicts.append(check_verdict(check, scope))
     return verdicts
 
 
