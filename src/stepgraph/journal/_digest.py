@@ -35,18 +35,20 @@ MAX_VALUE_TEXT = 2_000  # a step's value as a page shows it is cut after this ma
 _RUN_PURPOSES = frozenset({"plan", "repair", "revise"})
 _WANTED = frozenset(
     {
-        "action",
-        "observation",
-        "step.reused",
-        "step.skipped",
-        "check",
-        "answer",
-        "plan.proposed",
-        "plan.edited",
-        "plan.approved",
+        b"action",
+        b"observation",
+        b"step.reused",
+        b"step.skipped",
+        b"check",
+        b"answer",
+        b"plan.proposed",
+        b"plan.edited",
+        b"plan.approved",
     }
 )
 _EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
+# How the writer begins a line; an action needs nothing but its step, read from here.
+_STEP = re.compile(rb'\{"run_id":"[^"\\]*","step":"([A-Za-z0-9_.-]+)"')
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class RunDigest:
     plan_hash: str | None = None  # the plan that ran (the last approved), else the last proposed
     last_seq: int = 0
     _plan_lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _encoded: dict[str, Any] = field(default_factory=dict, repr=False)  # last value, JSON form
 
     @property
     def large(self) -> bool:
@@ -129,7 +132,10 @@ def digest(path: Path) -> RunDigest:
                     if raw.strip():
                         last = raw
                 kinds = _EVENT_KIND.findall(raw)
-                if not any(kind.decode() in _WANTED for kind in kinds):
+                if not any(kind in _WANTED for kind in kinds):
+                    continue
+                if kinds == [b"action"] and (step := _STEP.match(raw)) is not None:
+                    found.states[step.group(1).decode()] = "running"
                     continue
                 if b"plan.proposed" in kinds or b"plan.edited" in kinds:
                     plan_hash = _plan_head(raw, found, start)
@@ -147,6 +153,7 @@ def digest(path: Path) -> RunDigest:
     except OSError as e:
         raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
     found.last_seq = max(found.last_seq, _seq_of(last))
+    _values(found)
     # An approval of a plan the journal does not hold names nothing to draw: as before it.
     found.plan_hash = approved if approved in found._plan_lines else latest
     return found
@@ -212,21 +219,24 @@ def _take(found: RunDigest, data: dict[str, Any]) -> None:
         found.states[step] = "skipped"
     elif kind == "step.reused":
         found.states[step] = "reused"
-        _value(found, step, data.get("value"))
+        found._encoded[step] = data.get("value")
     elif kind == "observation" and data.get("final"):
         ok = bool(data.get("ok"))
         found.states[step] = "done" if ok else "failed"
         if ok:
-            _value(found, step, data.get("value"))
+            found._encoded[step] = data.get("value")
 
 
-def _value(found: RunDigest, step: str, encoded: Any) -> None:
-    value = decode_value(encoded)
-    text = format_value(value)
-    if len(text) > MAX_VALUE_TEXT:
-        text = text[: MAX_VALUE_TEXT - 1] + "…"
-    found.values[step] = text
-    found.magnitudes[step] = _magnitudes(value)
+def _values(found: RunDigest) -> None:
+    """Each step's last value decoded and put in words once, at the end (formatting is slow)."""
+    for step, encoded in found._encoded.items():
+        value = decode_value(encoded)
+        text = format_value(value)
+        if len(text) > MAX_VALUE_TEXT:
+            text = text[: MAX_VALUE_TEXT - 1] + "…"
+        found.values[step] = text
+        found.magnitudes[step] = _magnitudes(value)
+    found._encoded.clear()
 
 
 def _magnitudes(value: Any) -> list[float]:

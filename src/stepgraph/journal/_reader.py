@@ -251,9 +251,10 @@ def read_page(
     return EventPage(lines, position, last, position < end, ended)
 
 
-# The writer ends every line with its stamps: `..."event":"<kind>","seq":N,"ts":"..."}`.
-_STAMPS = re.compile(rb'"seq":(\d+),"ts":"[^"\\]*"\}$')
-_SMALL_LINE = 2**20  # lines under this are parsed to make sure they are JSON
+# The writer ends every line with its stamps, `..."event":"<kind>","seq":N,"ts":"..."}`:
+# at the very end, with one closing brace, they are the line's own (not a nested value's).
+_STAMPS = re.compile(rb'"event":"([A-Za-z0-9_.]+)","seq":(\d+),"ts":"[^"\\]*"\}$')
+_STAMPS_LENGTH = 256  # the stamps are looked for in this many bytes at the end of a line
 _LOOK_BACK = 2**16  # bytes read back from a page's offset to find the line before it
 
 
@@ -268,35 +269,33 @@ def _ends(text: bytes) -> bool:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return False
-    return isinstance(data, dict) and data.get("event") == "run.end"
+    return isinstance(data, dict) and bool(data.get("event") == "run.end")
 
 
 def _stamped(text: bytes, after: int) -> EventLine | None:
     """The line with its seq and kind, or None when it is not JSON or not after `after`.
 
-    The writer's stamps give the seq without parsing, so the lines before the page are
-    skipped unparsed; a large line (a plan, a task definition) with the stamps is not
-    parsed at all: a dict of it would be many times its text.
+    A line that ends with the writer's stamps is taken as the writer wrote it, unparsed:
+    the lines before the page are skipped at the cost of a search, and a large line (a
+    plan, a task definition) is never made into a dict (many times its text). Any other
+    line is parsed, and left out unless it is a JSON event.
     """
-    stamps = _STAMPS.search(text)
-    if stamps is not None and int(stamps.group(1)) <= after:
-        return None
-    if stamps is not None and len(text) >= _SMALL_LINE:
-        kinds = _EVENT_KIND.findall(text)
-        if len(kinds) == 1:
-            return EventLine(int(stamps.group(1)), kinds[0].decode(), text)
-    if not text.strip():
-        return None
+    stamps = _STAMPS.search(text, max(0, len(text) - _STAMPS_LENGTH))
+    if stamps is not None:
+        seq = int(stamps.group(2))
+        if seq <= after:
+            return None
+        return EventLine(seq, stamps.group(1).decode(), text)
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict):
         return None
-    seq, kind = data.get("seq"), data.get("event")
-    if not isinstance(seq, int) or not isinstance(kind, str) or seq <= after:
+    number, kind = data.get("seq"), data.get("event")
+    if not isinstance(number, int) or not isinstance(kind, str) or number <= after:
         return None
-    return EventLine(seq, kind, text)
+    return EventLine(number, kind, text)
 
 
 # Every `"event": "<kind>"` in a line: the event's own kind is among them, wherever the

@@ -181,7 +181,7 @@ class Review:
 
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
     """The parked plan as a person reviews it, or None when the run is not waiting."""
-    state = parked(Path(row.path))
+    state = parked(Path(row.path), review_only=True)
     if state is None:
         return None
     view = state.view(Engine(tools=tools))
