@@ -209,10 +209,10 @@ def test_the_approval_page_of_a_long_parked_journal_reads_only_what_a_review_sho
 def test_following_a_run_as_it_is_written_still_streams_every_event(site):
     """The tail reads page by page: a live run's events all arrive, then the end."""
     run_id = site.post("/api/runs", task="migration.yaml").json()["run_id"]
-    with httpx.Client(base_url=site.url, timeout=30) as client:
-        with client.stream("GET", f"/api/runs/{run_id}/events") as stream:
-            got = [
-                json.loads(line[6:]) for line in stream.iter_lines() if line.startswith("data: {")
-            ]
+    with (
+        httpx.Client(base_url=site.url, timeout=30) as client,
+        client.stream("GET", f"/api/runs/{run_id}/events") as stream,
+    ):
+        got = [json.loads(line[6:]) for line in stream.iter_lines() if line.startswith('data: {"')]
     journal = read_journal(Path(site.manager.row(run_id).path))
     assert [e["seq"] for e in got] == [e.seq for e in journal.events]

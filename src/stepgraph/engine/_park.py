@@ -77,8 +77,9 @@ class ParkedRun:
         return None if self.previous is None else plan_diff(self.previous, self.plan)
 
 
-# What a review reads of a journal besides the start and the plans: whether, and on what, it waits.
-_REVIEWED = frozenset({"plan.awaiting", *_ANSWERED})
+# What a review reads of a journal besides the start and the plans: on what it waits, and
+# the decisions since. Not the actions: a run's steps are most of its journal.
+_REVIEWED = frozenset({"plan.awaiting", *_ANSWERED} - {"action"})
 
 
 class _AnswerAfterWait:
@@ -103,9 +104,10 @@ def parked(journal: Path | str, *, review_only: bool = False) -> ParkedRun | Non
     """The run's parked state, or None when it is not waiting for a decision.
 
     `review_only` reads only what a person reviewing the plan is shown (the task, the
-    plans, the waiting and the answers to it): the other lines of the journal are not
-    even parsed, so a long run's observations cost nothing. Its recording cannot carry
-    a decision out (`decide` reads the journal whole).
+    plans, the waiting and the decisions on it): the other lines of the journal are not
+    even parsed, so a long run's steps cost nothing. A step that ran after the wait is
+    not seen: the caller knows the run waits (the run index says so). Its recording
+    cannot carry a decision out (`decide` reads the journal whole).
     """
     path = Path(journal)
     recording = (

@@ -181,6 +181,8 @@ class Review:
 
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
     """The parked plan as a person reviews it, or None when the run is not waiting."""
+    if not row.awaiting:  # the index reads the journal as `parked` would, every kind of line
+        return None
     state = parked(Path(row.path), review_only=True)
     if state is None:
         return None
