@@ -90,7 +90,7 @@ def test_the_events_api_pages_through_a_large_journal_holding_a_page_at_a_time(s
     after, offset, pages, worst = 0, 0, 0, 0
     while True:
         url = f"/api/runs/{run_id}/events/page?after={after}&offset={offset}&limit=5000"
-        if pages % 4 == 0:  # traced memory slows every allocation: a sample of the pages
+        if pages % 8 == 0:  # traced memory slows every allocation: a sample of the pages
             response, peak = peak_of(lambda: site.client.get(url))  # noqa: B023 - called here
             worst = max(worst, peak)
         else:
@@ -202,8 +202,6 @@ def test_the_approval_page_of_a_long_parked_journal_reads_only_what_a_review_sho
     assert peak < size / 4, f"the review peaked at {peak:,} bytes for a {size:,}-byte journal"
     page = site.client.get(f"/runs/{run_id}/approve")
     assert page.status_code == 200 and 'id="plan-table"' in page.text
-    # Whole, it is still the run it was: a decision reads it all and carries it out.
-    assert len(read_journal(parked).events) == first_check + 1
 
 
 def test_following_a_run_as_it_is_written_still_streams_every_event(site):

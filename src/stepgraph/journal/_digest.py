@@ -47,6 +47,8 @@ _WANTED = frozenset(
     }
 )
 _EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
+# How the writer ends a line (see `read_page`): the kind there is the line's own.
+_STAMPS = re.compile(rb'"event":"([A-Za-z0-9_.]+)","seq":\d+,"ts":"[^"\\]*"\}\s*$')
 # How the writer begins a line; an action needs nothing but its step, read from here.
 _STEP = re.compile(rb'\{"run_id":"[^"\\]*","step":"([A-Za-z0-9_.-]+)"')
 
@@ -131,7 +133,7 @@ def digest(path: Path) -> RunDigest:
                     found.read_to = offset
                     if raw.strip():
                         last = raw
-                kinds = _EVENT_KIND.findall(raw)
+                kinds = _kinds(raw)
                 if not any(kind in _WANTED for kind in kinds):
                     continue
                 if kinds == [b"action"] and (step := _STEP.match(raw)) is not None:
@@ -157,6 +159,12 @@ def digest(path: Path) -> RunDigest:
     # An approval of a plan the journal does not hold names nothing to draw: as before it.
     found.plan_hash = approved if approved in found._plan_lines else latest
     return found
+
+
+def _kinds(raw: bytes) -> list[bytes]:
+    """The line's own kind from the writer's stamps at its end, else every kind it names."""
+    stamps = _STAMPS.search(raw, max(0, len(raw) - 256))
+    return [stamps.group(1)] if stamps is not None else _EVENT_KIND.findall(raw)
 
 
 def _seq_of(line: bytes) -> int:
