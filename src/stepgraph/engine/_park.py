@@ -34,6 +34,7 @@ from stepgraph.executor import check_plan, plan_diff, step_signatures
 from stepgraph.journal import (
     Action,
     Journal,
+    JournalEvent,
     JournalWriter,
     Listener,
     ObservationEvent,
@@ -76,9 +77,44 @@ class ParkedRun:
         return None if self.previous is None else plan_diff(self.previous, self.plan)
 
 
-def parked(journal: Path | str) -> ParkedRun | None:
-    """The run's parked state, or None when it is not waiting for a decision."""
-    recording = Recording.load(Path(journal))
+# What a review reads of a journal besides the start and the plans: on what it waits, and
+# the decisions since. Not the actions: a run's steps are most of its journal.
+_REVIEWED = frozenset({"plan.awaiting", *_ANSWERED} - {"action"})
+
+
+class _AnswerAfterWait:
+    """Keeps each `plan.awaiting` and the one event that answers it, not the rest.
+
+    Among the kinds a review reads, the event after a wait answers it: whether the last
+    wait was answered is all the rest would say.
+    """
+
+    def __init__(self) -> None:
+        self._after_wait = False
+
+    def __call__(self, event: JournalEvent) -> bool:
+        if isinstance(event, PlanAwaiting):
+            self._after_wait = True
+            return True
+        kept, self._after_wait = self._after_wait, False
+        return kept
+
+
+def parked(journal: Path | str, *, review_only: bool = False) -> ParkedRun | None:
+    """The run's parked state, or None when it is not waiting for a decision.
+
+    `review_only` reads only what a person reviewing the plan is shown (the task, the
+    plans, the waiting and the decisions on it): the other lines of the journal are not
+    even parsed, so a long run's steps cost nothing. A step that ran after the wait is
+    not seen: the caller knows the run waits (the run index says so). Its recording
+    cannot carry a decision out (`decide` reads the journal whole).
+    """
+    path = Path(journal)
+    recording = (
+        Recording.read(path, keep=_AnswerAfterWait(), kinds=_REVIEWED)
+        if review_only
+        else Recording.load(path)
+    )
     events = recording.journal.events
     waits = [i for i, e in enumerate(events) if isinstance(e, PlanAwaiting)]
     if not waits or any(e.event in _ANSWERED for e in events[waits[-1] + 1 :]):

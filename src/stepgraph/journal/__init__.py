@@ -1,5 +1,6 @@
 """The journal: every Thought, Action and Observation of a run, one JSON line each."""
 
+from stepgraph.journal._digest import LARGE_JOURNAL, RunDigest, Verdict, digest
 from stepgraph.journal._events import (
     Action,
     AnswerEvent,
@@ -25,16 +26,28 @@ from stepgraph.journal._events import (
     Thought,
 )
 from stepgraph.journal._index import RunIndex, RunRow
-from stepgraph.journal._reader import Journal, JournalReader, read_journal
+from stepgraph.journal._reader import (
+    PAGE_EVENTS,
+    EventLine,
+    EventPage,
+    Journal,
+    JournalReader,
+    read_journal,
+    read_page,
+)
 from stepgraph.journal._recording import Prior, Recording
 from stepgraph.journal._writer import JOURNAL_VERSION, Guard, JournalWriter, Listener, NullJournal
 
 __all__ = [
     "JOURNAL_VERSION",
+    "LARGE_JOURNAL",
+    "PAGE_EVENTS",
     "Action",
     "AnswerEvent",
     "BudgetExceeded",
     "CheckEvent",
+    "EventLine",
+    "EventPage",
     "Guard",
     "Journal",
     "JournalEvent",
@@ -55,6 +68,7 @@ __all__ = [
     "PlanRevise",
     "Prior",
     "Recording",
+    "RunDigest",
     "RunEnd",
     "RunIndex",
     "RunResume",
@@ -63,5 +77,8 @@ __all__ = [
     "StepReused",
     "StepSkipped",
     "Thought",
+    "Verdict",
+    "digest",
     "read_journal",
+    "read_page",
 ]

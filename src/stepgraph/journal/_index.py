@@ -12,8 +12,9 @@ a full event parse.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +29,10 @@ INDEX_NAME = ".index.sqlite3"
 _ANSWERED = frozenset(
     {"plan.approved", "plan.rejected", "plan.edited", "plan.revise", "run.end", "action"}
 )
+
+# The kinds whose fields the index reads; a line of any other kind is looked at for its kind.
+_PARSED = frozenset({b"run.start", b"run.end", b"answer"})
+_EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -92,15 +97,30 @@ class RunRow:
         return asdict(self)
 
 
-def summarise(path: Path, data: bytes) -> RunRow | None:
-    """The index row of one journal's bytes, or None when it holds no `run.start`."""
+def summarise(path: Path, lines: Iterable[bytes]) -> RunRow | None:
+    """The index row of one journal's lines, or None when they hold no `run.start`.
+
+    The lines are read one at a time (a file's own iteration), so a journal of any size
+    costs one line; a line whose only kind needs no field (most of them) is not parsed.
+    """
     start: dict[str, Any] | None = None
     end: dict[str, Any] | None = None
     answer: str | None = None
     awaiting = False
-    for line in data.split(b"\n"):
+    for line in lines:
         if not line.strip():
             continue
+        kinds = _EVENT_KIND.findall(line)
+        # A cut-off line (no closing brace) is parsed, and skipped, as before.
+        if len(kinds) == 1 and kinds[0] not in _PARSED and line.rstrip().endswith(b"}"):
+            kind = kinds[0].decode()
+            if kind == "plan.awaiting":
+                awaiting = True
+            elif kind in _ANSWERED:
+                awaiting = False
+            continue
+        if start is not None and kinds == [b"run.start"]:
+            continue  # a second run.start is not read: the first one names the run
         try:
             event = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -219,7 +239,7 @@ class RunIndex:
             # wait for a writer; the fstat then refuses it.
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as file:
-                row = summarise(path, file.read()) if S_ISREG(os.fstat(fd).st_mode) else None
+                row = summarise(path, file) if S_ISREG(os.fstat(fd).st_mode) else None
         except OSError:
             row = None
         if row is None:  # not a journal (yet): remembered, looked at again when it changes

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from stepgraph.exceptions import JournalError
@@ -166,6 +168,134 @@ class JournalReader:
                 f"this one reads up to {JOURNAL_VERSION})",
                 path=str(self.path),
             )
+
+
+PAGE_EVENTS = 500  # events in a page when the caller names no limit
+PAGE_BYTES = 4 * 2**20  # a page stops after this many bytes of lines (one line at least)
+
+
+@dataclass
+class EventLine:
+    """One line of a journal as a page gives it: its seq, its kind, the JSON text itself."""
+
+    seq: int
+    kind: str
+    text: bytes  # without the newline
+
+
+@dataclass
+class EventPage:
+    """Complete lines of a journal after a seq, and the byte offset where the next page starts."""
+
+    lines: list[EventLine]
+    next_offset: int  # just after the last line read (a line being written is left for later)
+    last_seq: int  # the last seq read, or the `after` asked for when there was none
+    more: bool  # the file held more bytes than this page read
+    ended: bool  # a `run.end` was read (in the page, skipped before it, or just before `offset`)
+
+
+def read_page(
+    path: Path,
+    *,
+    after: int = 0,
+    limit: int = PAGE_EVENTS,
+    offset: int = 0,
+    max_bytes: int = PAGE_BYTES,
+) -> EventPage:
+    """The events with a seq over `after`, read line by line from the byte `offset`.
+
+    A page holds at most `limit` events and about `max_bytes` of text, never the whole
+    file, so a client walks a journal of any size page by page: `next_offset` (and
+    `last_seq` as the next `after`) starts the next one without reading what came before.
+    A line not yet ended by a newline (the writer is at it) stays for the next page;
+    a line that is not JSON is left out. An `offset` that is not at the start of a line
+    is a `JournalError`.
+    """
+    lines: list[EventLine] = []
+    size = 0
+    last = after
+    ended = False
+    try:
+        with path.open("rb") as file:
+            end = os.fstat(file.fileno()).st_size
+            if offset < 0 or offset > end:
+                raise JournalError(f"offset {offset} is outside the journal", path=str(path))
+            if offset > 0:
+                # The line before the offset: a page that starts after the run's end says so.
+                back = min(offset, _LOOK_BACK)
+                file.seek(offset - back)
+                before = file.read(back)
+                if not before.endswith(b"\n"):
+                    raise JournalError(
+                        f"offset {offset} is not at the start of a line", path=str(path)
+                    )
+                ended = _ends(before[:-1].rsplit(b"\n", 1)[-1])
+            position = offset
+            while len(lines) < limit and size < max_bytes:
+                raw = file.readline()
+                if not raw.endswith(b"\n"):
+                    break  # the end, or a line still being written
+                position += len(raw)
+                text = raw.rstrip(b"\r\n")
+                del raw
+                line = _stamped(text, after)
+                if line is None:
+                    ended = ended or _ends(text)
+                    continue
+                ended = ended or line.kind == "run.end"
+                lines.append(line)
+                size += len(line.text)
+                last = line.seq
+    except OSError as e:
+        raise JournalError(f"cannot read journal: {e.strerror}", path=str(path)) from e
+    return EventPage(lines, position, last, position < end, ended)
+
+
+# The writer ends every line with its stamps, `..."event":"<kind>","seq":N,"ts":"..."}`:
+# at the very end, with one closing brace, they are the line's own (not a nested value's).
+_STAMPS = re.compile(rb'"event":"([A-Za-z0-9_.]+)","seq":(\d+),"ts":"[^"\\]*"\}$')
+_STAMPS_LENGTH = 256  # the stamps are looked for in this many bytes at the end of a line
+_LOOK_BACK = 2**16  # bytes read back from a page's offset to find the line before it
+
+
+def _ends(text: bytes) -> bool:
+    """Whether a line skipped unparsed is the run's end (looked at only if it may be)."""
+    if b'"run.end"' not in text:
+        return False
+    kinds = _EVENT_KIND.findall(text)
+    if len(kinds) == 1:
+        return bool(kinds[0] == b"run.end")
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(data, dict) and bool(data.get("event") == "run.end")
+
+
+def _stamped(text: bytes, after: int) -> EventLine | None:
+    """The line with its seq and kind, or None when it is not JSON or not after `after`.
+
+    A line that ends with the writer's stamps is taken as the writer wrote it, unparsed:
+    the lines before the page are skipped at the cost of a search, and a large line (a
+    plan, a task definition) is never made into a dict (many times its text). Any other
+    line is parsed, and left out unless it is a JSON event.
+    """
+    stamps = _STAMPS.search(text, max(0, len(text) - _STAMPS_LENGTH))
+    if stamps is not None:
+        seq = int(stamps.group(2))
+        if seq <= after:
+            return None
+        return EventLine(seq, stamps.group(1).decode(), text)
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    number, kind = data.get("seq"), data.get("event")
+    if not isinstance(number, int) or not isinstance(kind, str) or number <= after:
+        return None
+    return EventLine(number, kind, text)
 
 
 # Every `"event": "<kind>"` in a line: the event's own kind is among them, wherever the

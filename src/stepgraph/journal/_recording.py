@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -77,16 +77,23 @@ class Recording:
         return recording
 
     @classmethod
-    def read(cls, path: Path, keep: Callable[[JournalEvent], bool]) -> Recording:
+    def read(
+        cls,
+        path: Path,
+        keep: Callable[[JournalEvent], bool],
+        kinds: Collection[str] | None = None,
+    ) -> Recording:
         """Read a journal in one pass, holding only what rebuilds the run.
 
         The task and the plans are built straight from their lines' text (their events
         keep no copy: `definition` is None, `plan` is empty); `keep` sees every other event
         and says whether the recording holds it. A task's own plan, proposed as it is,
-        is held once.
+        is held once. With `kinds`, the lines of other kinds (but the start and the plans)
+        are not even parsed, and so not checked to belong to the run (see `JournalReader`).
         """
         builder = _Builder()
-        reader = JournalReader(path, parsers=builder.parsers())
+        wanted = None if kinds is None else {*kinds, *_BUILT}
+        reader = JournalReader(path, kinds=wanted, parsers=builder.parsers())
         kept: list[JournalEvent] = []
         for event in reader:
             if builder.made(event):
@@ -179,6 +186,9 @@ def _without_plan(kind: type[PlanProposed | PlanEdited]) -> type[BaseModel]:
     return create_model(f"_{kind.__name__}Head", __config__=ConfigDict(extra="ignore"), **fields)
 
 
+_BUILT = frozenset(
+    {"run.start", "plan.proposed", "plan.edited"}
+)  # always read: they rebuild the run
 _PLAN_EVENT: TypeAdapter[PlanProposed | PlanEdited] = TypeAdapter(PlanProposed | PlanEdited)
 _HEADS = {"plan.proposed": _without_plan(PlanProposed), "plan.edited": _without_plan(PlanEdited)}
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field, StringConstraints
 
 from stepgraph.engine import Decision
-from stepgraph.exceptions import ApprovalError, StepgraphError
+from stepgraph.exceptions import ApprovalError, JournalError, StepgraphError
+from stepgraph.journal import PAGE_EVENTS, read_page
 from stepgraph.model import ApprovalPolicy, StepGraph
 from stepgraph.serve._runs import RunManager, RunNotFound
 from stepgraph.serve._views import result_of, review_of
@@ -21,6 +23,7 @@ MAX_COMMENT = 10_000
 MAX_VALUE = 10_000
 MAX_INPUTS = 100
 MAX_ID = 100
+MAX_PAGE = 5_000  # events in one page of a journal at most
 
 InputName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID)]
 InputValue = Annotated[str, StringConstraints(max_length=MAX_VALUE)]
@@ -109,9 +112,49 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
         except RunNotFound as e:
             raise _not_found(run_id) from e
 
+    @router.get("/runs/{run_id}/events/page")
+    def event_page(
+        run_id: str,
+        after: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE_EVENTS,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> Response:
+        """A page of the journal's events (seq over `after`), read from byte `offset`.
+
+        The answer names where the next page starts: ask again with its `after` and
+        `offset` until `more` is false. A page is read line by line from the offset,
+        never the whole journal.
+        """
+        try:
+            path = Path(manager.row(run_id).path)
+            page = read_page(path, after=after, limit=limit, offset=offset)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        except JournalError as e:  # its message names the server's path: not sent
+            raise HTTPException(
+                400, f"offset {offset} is not the start of a line of the run's journal"
+            ) from e
+        # The lines are JSON already: joined as they are, not parsed and written again.
+        body = b'{"events":[%s],"after":%d,"offset":%d,"more":%s}' % (
+            b",".join(line.text for line in page.lines),
+            page.last_seq,
+            page.next_offset,
+            b"true" if page.more else b"false",
+        )
+        return Response(body, media_type="application/json")
+
     @router.get("/runs/{run_id}/events", response_class=StreamingResponse)
-    async def events(run_id: str, request: Request, after: int = 0) -> StreamingResponse:
-        """The journal's events as server-sent events, from the start, then live."""
+    async def events(
+        run_id: str,
+        request: Request,
+        after: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> StreamingResponse:
+        """The journal's events as server-sent events, from the start (or `after`), then live.
+
+        `offset` (a byte offset at the start of a line, as a page of events gives it)
+        lets a follower of a large journal start there instead of reading from its start.
+        """
         try:
             manager.row(run_id)
         except RunNotFound as e:
@@ -120,7 +163,7 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
         start = int(last) if last and last.isdigit() else after
 
         async def stream() -> AsyncIterator[bytes]:
-            async for seq, line in manager.tail(run_id, start):
+            async for seq, line in manager.tail(run_id, start, offset):
                 if await request.is_disconnected():
                     return
                 # `id:` lets a reconnecting EventSource resume after the last event it saw.

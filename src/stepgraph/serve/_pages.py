@@ -8,9 +8,9 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from stepgraph.journal import Recording
+from stepgraph.journal import LARGE_JOURNAL
 from stepgraph.serve._runs import RunManager, RunNotFound
-from stepgraph.serve._views import NODE_H, NODE_W, current_plan, layout, review_of
+from stepgraph.serve._views import NODE_H, NODE_W, review_of, run_view
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 STATUSES = (
@@ -56,17 +56,17 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
     @router.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(request: Request, run_id: str) -> HTMLResponse:
         row = row_or_404(run_id)
-        recording = Recording.load(Path(row.path))
-        plan = current_plan(recording)
+        view = run_view(row)
         parent = manager.index.get(row.parent) if row.parent else None
         return TEMPLATES.TemplateResponse(
             request,
             "run.html",
             {
                 "row": row,
-                "plan": plan,
-                "plan_hash": plan.plan_hash() if plan else "",
-                "picture": layout(plan),
+                "view": view,
+                "plan_hash": view.plan_hash,
+                "picture": view.picture,
+                "large_journal": LARGE_JOURNAL,
                 "node_w": NODE_W,
                 "node_h": NODE_H,
                 "parent": parent,

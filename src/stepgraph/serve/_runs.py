@@ -17,15 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from stepgraph.engine import Decision, Engine, RunOptions, code_inside, record_decision, replay
 from stepgraph.exceptions import (
+    JournalError,
     PlannerNotConfiguredError,
     StepgraphError,
     TaskFileError,
 )
-from stepgraph.journal import RunIndex, RunRow
+from stepgraph.journal import RunIndex, RunRow, read_page
 from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.planner import Planner
 from stepgraph.task import load_task
@@ -33,6 +32,7 @@ from stepgraph.tools import Tool
 
 log = logging.getLogger("stepgraph.serve")
 TAIL_INTERVAL = 0.02  # seconds between looks at a journal that has not grown
+TAIL_PAGE = 200  # events read at a time by a follower
 
 
 class RunNotFound(LookupError):
@@ -208,44 +208,29 @@ class RunManager:
         for thread in list(self._threads):
             thread.join(timeout)
 
-    async def tail(self, run_id: str, after_seq: int = 0) -> AsyncIterator[tuple[int, bytes]]:
+    async def tail(
+        self, run_id: str, after_seq: int = 0, offset: int = 0
+    ) -> AsyncIterator[tuple[int, bytes]]:
         """The journal's lines with their seq as they are written (after `after_seq`), to `run.end`.
 
         Reading the file rather than listening inside the engine means a run started by
-        another process (the command line) is followed the same way.
+        another process (the command line) is followed the same way. It is read a page
+        at a time from where the last page stopped (from byte `offset` at first), so
+        what is held is one page, whatever the size of the journal.
         """
         path = Path(self.row(run_id).path)
-        offset = 0
-        pending = b""
+        after = after_seq
         while True:
             try:
-                with path.open("rb") as file:
-                    file.seek(offset)
-                    chunk = file.read()
-            except OSError:
-                chunk = b""
-            offset += len(chunk)
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            ended = False
-            for line in lines:
-                if not line.strip():
-                    continue
-                seq, kind = _seq_and_kind(line)
-                if seq > after_seq:
-                    yield seq, line
-                ended = ended or kind == "run.end"
-            if ended:
+                page = await asyncio.to_thread(
+                    read_page, path, after=after, offset=offset, limit=TAIL_PAGE
+                )
+            except JournalError:  # gone, or rewritten under the offset
                 return
-            if not chunk:
+            for line in page.lines:
+                yield line.seq, line.text
+            offset, after = page.next_offset, page.last_seq
+            if page.ended:
+                return
+            if not page.lines:  # at the end, or at a line still being written
                 await asyncio.sleep(TAIL_INTERVAL)
-
-
-def _seq_and_kind(line: bytes) -> tuple[int, str]:
-    try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return 0, ""
-    if not isinstance(data, dict):
-        return 0, ""
-    return int(data.get("seq", 0)), str(data.get("event", ""))

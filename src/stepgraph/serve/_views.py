@@ -9,26 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import pint
 
 from stepgraph.engine import Engine, ParkedRun, parked
 from stepgraph.executor import build_graph
-from stepgraph.journal import (
-    AnswerEvent,
-    CheckEvent,
-    ObservationEvent,
-    PlanApproved,
-    PlanEdited,
-    PlanProposed,
-    Recording,
-    RunRow,
-    StepReused,
-)
+from stepgraph.journal import RunDigest, RunRow, digest
 from stepgraph.model import StepGraph
-from stepgraph.units import format_value
-from stepgraph.values import decode_value
 
 NODE_W, NODE_H, GAP_X, GAP_Y = 170, 46, 60, 22
+MAX_DRAWN_STEPS = 1_000  # a larger plan is not drawn: the page lists what its steps did instead
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 _TOLERANCE = 5e-3  # an answer may round 962.2800001 to 962.28
 
@@ -86,50 +74,45 @@ def layout(plan: StepGraph | None) -> GraphPicture:
     return picture
 
 
-def current_plan(recording: Recording) -> StepGraph | None:
-    """The plan that ran (the last approved), else the last one put forward."""
-    latest: StepGraph | None = None
-    approved: StepGraph | None = None
-    for event in recording.journal.events:
-        if isinstance(event, PlanProposed | PlanEdited) and getattr(event, "purpose", None) in (
-            None,
-            "plan",
-            "repair",
-            "revise",
-        ):
-            latest = recording.plans.get(event.plan_hash, latest)
-        elif isinstance(event, PlanApproved):
-            approved = recording.plans.get(event.plan_hash, approved)
-    return approved or latest
+@dataclass
+class RunView:
+    """What the run page shows: the digest, the plan that ran and its picture, or why not."""
+
+    digest: RunDigest
+    plan_hash: str
+    picture: GraphPicture
+    not_drawn: str | None  # why the graph is not drawn, when there is a plan
+    state_counts: dict[str, int]
 
 
-def step_values(recording: Recording) -> dict[str, Any]:
-    """Each step's final value (decoded), from its last successful observation or reuse."""
-    values: dict[str, Any] = {}
-    for event in recording.journal.events:
-        if event.step is None:
-            continue
-        if (
-            isinstance(event, ObservationEvent)
-            and event.final
-            and event.ok
-            or isinstance(event, StepReused)
-        ):
-            values[event.step] = decode_value(event.value)
-    return values
+def run_view(row: RunRow) -> RunView:
+    """The run page's content, from the digest; the plan is built only when it will be drawn."""
+    found = digest(Path(row.path))
+    plan_bytes = found.plan_size()
+    plan = found.plan() if plan_bytes is not None else None
+    not_drawn: str | None = None
+    if plan_bytes is not None and plan is None:
+        not_drawn = f"the plan is {_mb(plan_bytes)} of JSON, too large to draw here"
+    elif plan is not None and len(plan.steps) > MAX_DRAWN_STEPS:
+        not_drawn = f"the plan has {len(plan.steps):,} steps; it is drawn up to {MAX_DRAWN_STEPS:,}"
+        plan = None
+    counts: dict[str, int] = {}
+    for state in found.states.values():
+        counts[state] = counts.get(state, 0) + 1
+    return RunView(
+        digest=found,
+        plan_hash=found.plan_hash or "",
+        picture=layout(plan),
+        not_drawn=not_drawn,
+        state_counts=dict(sorted(counts.items())),
+    )
 
 
-def _magnitudes(value: Any) -> list[float]:
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, pint.Quantity):
-        return [float(value.magnitude)]
-    if isinstance(value, int | float):
-        return [float(value)]
-    return []
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.1f} MB"
 
 
-def answer_parts(answer: str, values: dict[str, Any]) -> list[dict[str, str | None]]:
+def answer_parts(answer: str, magnitudes: dict[str, list[float]]) -> list[dict[str, str | None]]:
     """The answer cut into text and numbers, each number with the step whose value it is."""
     parts: list[dict[str, str | None]] = []
     last = 0
@@ -141,8 +124,8 @@ def answer_parts(answer: str, values: dict[str, Any]) -> list[dict[str, str | No
         step = next(
             (
                 sid
-                for sid, value in values.items()
-                for magnitude in _magnitudes(value)
+                for sid, numbers in magnitudes.items()
+                for magnitude in numbers
                 if math.isclose(number, magnitude, rel_tol=_TOLERANCE, abs_tol=1e-12)
             ),
             None,
@@ -159,23 +142,26 @@ def answer_parts(answer: str, values: dict[str, Any]) -> list[dict[str, str | No
 
 
 def result_of(row: RunRow) -> dict[str, Any]:
-    """A run's result as the API gives it: the index row, values, verdicts, the linked answer."""
-    recording = Recording.load(Path(row.path))
-    values = step_values(recording)
-    answers = [e for e in recording.journal.events if isinstance(e, AnswerEvent)]
-    answer = answers[-1].text if answers else None
-    checks = [e for e in recording.journal.events if isinstance(e, CheckEvent)]
+    """A run's result as the API gives it: the index row, values, verdicts, the linked answer.
+
+    From the run's digest (one pass over its journal, keeping only this), so a journal of
+    any size costs about what its answer, verdicts and step values take.
+    """
+    found = digest(Path(row.path))
     data = row.as_dict()
     data.pop("path")
     return {
         **data,
-        "values": {sid: format_value(value) for sid, value in values.items()},
+        "values": found.values,
+        "steps": found.states,
         "verdicts": [
-            {"step": c.step, "kind": c.kind, "passed": c.passed, "description": c.description}
-            for c in checks
+            {"step": v.step, "kind": v.kind, "passed": v.passed, "description": v.description}
+            for v in found.verdicts
         ],
-        "answer_parts": answer_parts(answer, values) if answer else [],
-        "answer": answer,
+        "answer_parts": answer_parts(found.answer, found.magnitudes) if found.answer else [],
+        "answer": found.answer,
+        "last_seq": found.last_seq,
+        "journal_bytes": found.size,
     }
 
 
@@ -195,7 +181,9 @@ class Review:
 
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
     """The parked plan as a person reviews it, or None when the run is not waiting."""
-    state = parked(Path(row.path))
+    if not row.awaiting:  # the index reads the journal as `parked` would, every kind of line
+        return None
+    state = parked(Path(row.path), review_only=True)
     if state is None:
         return None
     view = state.view(Engine(tools=tools))

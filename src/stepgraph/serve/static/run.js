@@ -137,7 +137,14 @@ async function showResult() {
 for (const node of document.querySelectorAll(".node")) {
   node.addEventListener("click", () => inspect(node.dataset.step));
 }
-const source = new EventSource(`/api/runs/${runId}/events`);
+// A large journal is summarised by the server (the nodes carry each step's state):
+// follow only what is written after the part it read.
+const after = document.body.dataset.after;
+for (const node of document.querySelectorAll(".node")) {
+  stepOf(node.dataset.step).state = node.getAttribute("class").split(" ")[1];
+}
+const source = new EventSource(after === undefined ? `/api/runs/${runId}/events`
+  : `/api/runs/${runId}/events?after=${after}&offset=${document.body.dataset.offset}`);
 // When each event reached the page (journal seq, its time, arrival): for measuring latency.
 window.stepgraphArrivals = [];
 source.onmessage = (message) => {
