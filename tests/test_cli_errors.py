@@ -9,7 +9,7 @@ from stepgraph.cli import ExitCode
 from stepgraph.cli._errors import handle_errors
 from stepgraph.exceptions import ApprovalError, CalculationError, JournalError, LLMError
 from stepgraph.journal import read_journal
-from tests.conftest import flat, invoke
+from tests.conftest import EXAMPLES, flat, invoke
 
 MODEL_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "STEPGRAPH_MODEL")
 
@@ -132,3 +132,22 @@ def test_model_options_reach_the_client_from_flags_and_the_environment():
 def test_an_unknown_response_format_is_a_usage_error():
     result = invoke("run", "a goal", "--response-format", "yaml")
     assert result.exit_code == 2
+
+
+def test_graph_out_a_folder_is_a_usage_error_and_svg_is_written_as_named(tmp_path):
+    """`graph --out DIR` was an internal error; `--out noext --format svg` wrote noext.png."""
+    task = EXAMPLES / "migration.yaml"
+    result = invoke("graph", task, "--out", tmp_path, "--format", "dot")
+    assert result.exit_code == ExitCode.USAGE and "is a folder" in flat(result.output)
+    assert invoke("graph", task, "--out", tmp_path / "noext", "--format", "svg").exit_code == 0
+    assert (tmp_path / "noext").read_text().startswith("<?xml")
+    assert not (tmp_path / "noext.png").exists()
+
+
+def test_a_binary_scripted_file_is_a_clear_error_not_an_internal_one(tmp_path):
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(bytes(range(256)))
+    result = invoke("run", "How many MB/s is 450 Mbps?", "--scripted", binary)
+    assert result.exit_code == ExitCode.INVALID and "not a scripted-responses file" in flat(
+        result.output
+    )

@@ -39,7 +39,7 @@ class ScriptedLLM:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             return cls(ScriptFile.model_validate(data).responses)
-        except (OSError, yaml.YAMLError, ValidationError) as e:
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, ValidationError) as e:
             raise TaskFileError(f"not a scripted-responses file: {e}", path=str(path)) from e
 
     def complete(

@@ -193,10 +193,12 @@ def graph_command(
     from stepgraph.cli.render._pictures import draw, load_picture, to_dot, to_mermaid
 
     picture = load_picture(source)
+    if out is not None and out.is_dir():
+        fail(f"--out {out} is a folder; give a file name", ExitCode.USAGE)
     if format_ in ("png", "svg"):
         if out is None:
             fail(f"--format {format_} needs --out FILE", ExitCode.USAGE)
-        draw(picture, out)
+        draw(picture, out, format_)  # the format asked for, whatever the name ends in
     else:
         text = to_mermaid(picture) if format_ == "mermaid" else to_dot(picture)
         if out is None:

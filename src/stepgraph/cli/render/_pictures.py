@@ -92,7 +92,7 @@ def to_dot(picture: Picture) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def draw(picture: Picture, out: Path) -> None:
+def draw(picture: Picture, out: Path, format_: str | None = None) -> None:
     """Draw the graph to a PNG or SVG file with matplotlib, one column per generation."""
     import matplotlib
 
@@ -122,7 +122,7 @@ def draw(picture: Picture, out: Path) -> None:
     axes.legend(handles=[Patch(color=COLOURS[name], label=name) for name in present], fontsize=8)
     axes.set_axis_off()
     figure.tight_layout()
-    figure.savefig(out)
+    figure.savefig(out, format=format_)
     plt.close(figure)
 
 
