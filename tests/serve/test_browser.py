@@ -108,13 +108,14 @@ def test_the_run_page_updates_live_while_steps_run(site, page):
     run_id = site.post("/api/runs", task="gated.yaml").json()["run_id"]
     page.goto(f"{site.url}/runs/{run_id}")
     page.wait_for_selector("#node-held.running")
-    assert page.get_attribute("#node-first", "class") == "node done"
+    # It ran; the verdicts come when the run is over: not green yet.
+    assert page.get_attribute("#node-first", "class") == "node unchecked"
     assert page.get_attribute("#node-last", "class") == "node pending"
     assert page.inner_text("#status") == "running"
     assert site.client.get(f"/api/runs/{run_id}").json()["status"] == "running"  # the index too
     shot(page, "live-1-running")
     GATE.set()  # the page was loaded before this: what follows can only arrive live
-    page.wait_for_selector("#node-last.done")
+    page.wait_for_selector("#node-last.verified")
     page.wait_for_function("document.getElementById('status').textContent === 'verified'")
     assert page.inner_text("#answer") == "42"
     assert page.locator("#gantt .lane").count() == 3
@@ -150,7 +151,7 @@ def test_a_fork_from_a_step_appears_with_its_parent(site, page):
     fork_id = page.url.rsplit("/", 1)[-1]
     assert fork_id != run_id and page.get_attribute("#parent-link", "href") == f"/runs/{run_id}"
     page.wait_for_function("document.getElementById('status').textContent === 'verified'")
-    page.wait_for_selector("#node-nights.done")
+    page.wait_for_selector("#node-nights.verified")
     assert page.inner_text("#answer") == "3 nights (962.28 GB per night; 2,500 GB in all)"
     shot(page, "fork-1-child")
     page.goto(f"{site.url}/runs/{run_id}")
@@ -181,3 +182,20 @@ def test_an_edit_on_the_approval_page_comes_back_with_its_diff(site, page):
     events = read_journal(Path(site.manager.row(run_id).path))
     assert events.of_kind("plan.edited")[0].who == "carol"
     assert events.of_kind("answer")[0].text.startswith("no answer")
+
+
+def test_a_step_nothing_checked_is_drawn_unchecked_not_green(site, page):
+    """A custom tool with no reverse check: its node says unchecked, the run says so too."""
+    (site.workspace / "unchecked.yaml").write_text(
+        "goal: a value nothing checks\nplan:\n  steps:\n"
+        "    - {id: first, tool: calculate, args: {expression: '20 * 2'}}\n"
+        "    - {id: held, tool: gated, args: {value: '${first}'}}\n"
+        "answer: '${held}'\n"
+    )
+    GATE.set()
+    run_id = site.post("/api/runs", task="unchecked.yaml").json()["run_id"]
+    page.goto(f"{site.url}/runs/{run_id}")
+    page.wait_for_function("document.getElementById('status').textContent === 'unchecked'")
+    assert page.get_attribute("#node-held", "class") == "node unchecked"
+    assert page.get_attribute("#node-first", "class") == "node verified"
+    shot(page, "unchecked-1")

@@ -128,7 +128,7 @@ def test_the_run_summary_of_a_large_journal_is_read_in_one_pass_under_its_size(s
     assert result["answer"] == "3 nights (962.28 GB per night; 2,500 GB in all)"
     linked = {part["text"]: part["step"] for part in result["answer_parts"] if part["step"]}
     assert linked == {"3": "nights", "962.28": "per_night", "2,500": "total"}
-    assert result["steps"] == dict.fromkeys(["nights", "per_night", "rate", "total"], "done")
+    assert result["steps"] == dict.fromkeys(["nights", "per_night", "rate", "total"], "verified")
     assert result["values"]["nights"] == "3" and all(v["passed"] for v in result["verdicts"])
     assert peak < size / 4, f"the summary peaked at {peak:,} bytes for a {size:,}-byte journal"
 
@@ -143,7 +143,7 @@ def test_a_large_journals_run_page_says_it_shows_a_summary_and_follows_from_its_
     assert page.status_code == 200
     assert 'id="large-journal"' in page.text and "/events/page" in page.text
     assert f'data-after="{events}"' in page.text
-    assert 'class="node done" data-step="nights"' in page.text
+    assert 'class="node verified" data-step="nights"' in page.text
     assert peak < path.stat().st_size / 4
     offset = re.search(r'data-offset="(\d+)"', page.text).group(1)  # type: ignore[union-attr]
     # The page follows from there: the run has ended, so the stream ends at once.

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from stepgraph.exceptions import JournalError
 from stepgraph.journal._recording import _HEADS
 from stepgraph.model import StepGraph
+from stepgraph.references import find_references
 from stepgraph.units import format_value
 from stepgraph.values import decode_value
 
@@ -72,7 +73,7 @@ class RunDigest:
     read_to: int = 0  # the byte offset after the last complete line read
     answer: str | None = None
     verdicts: list[Verdict] = field(default_factory=list)
-    states: dict[str, str] = field(default_factory=dict)  # running, done, failed, reused, ...
+    states: dict[str, str] = field(default_factory=dict)  # verified, unchecked, failed, ...
     values: dict[str, str] = field(default_factory=dict)  # each step's final value, for people
     magnitudes: dict[str, list[float]] = field(default_factory=dict)  # its numbers, for linking
     plan_hash: str | None = None  # the plan that ran (the last approved), else the last proposed
@@ -197,6 +198,17 @@ def _plan_head(raw: bytes, found: RunDigest, start: int) -> str | None:
     return None
 
 
+def _covered(data: dict[str, Any]) -> set[str]:
+    """The steps a `check` event looked at: its step, or the steps its expression names."""
+    step = data.get("step")
+    if isinstance(step, str):
+        return {step}
+    if data.get("kind") != "check" or not isinstance(data.get("values"), dict):
+        return set()
+    names = {ref.step for key in data["values"] for ref in find_references(str(key))}
+    return names - {"inputs"}
+
+
 def _take(found: RunDigest, data: dict[str, Any]) -> None:
     """Fold one small event into the digest, as the run page's script does."""
     seq = data.get("seq")
@@ -216,8 +228,11 @@ def _take(found: RunDigest, data: dict[str, Any]) -> None:
                 str(data.get("description", "")),
             )
         )
-        if isinstance(step, str) and not passed:
-            found.states[step] = "unverified"
+        # The same rule as the run page and `stepgraph.verifiers.step_states`: a step is
+        # green only where a verdict looked at its value.
+        for name in _covered(data):
+            if found.states.get(name) in ("unchecked", "verified"):
+                found.states[name] = "verified" if passed else "check_failed"
         return
     if not isinstance(step, str):
         return
@@ -226,11 +241,11 @@ def _take(found: RunDigest, data: dict[str, Any]) -> None:
     elif kind == "step.skipped":
         found.states[step] = "skipped"
     elif kind == "step.reused":
-        found.states[step] = "reused"
+        found.states[step] = "unchecked"
         found._encoded[step] = data.get("value")
     elif kind == "observation" and data.get("final"):
         ok = bool(data.get("ok"))
-        found.states[step] = "done" if ok else "failed"
+        found.states[step] = "unchecked" if ok else "failed"
         if ok:
             found._encoded[step] = data.get("value")
 

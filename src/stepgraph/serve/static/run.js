@@ -7,6 +7,18 @@ const steps = {};          // step id -> {events: [], start, end, state}
 let selected = null;
 let firstTs = null;
 
+// The steps a verdict looked at: its own step, or those its check expression names
+// (the same rule as stepgraph.verifiers.covered).
+function covered(e) {
+  if (e.step) return [e.step];
+  if (e.kind !== "check") return [];
+  const names = new Set();
+  for (const key of Object.keys(e.values || {})) {
+    for (const match of key.matchAll(/\$\{\s*([A-Za-z_][A-Za-z0-9_]*)/g)) names.add(match[1]);
+  }
+  names.delete("inputs");
+  return [...names].filter((id) => document.getElementById("node-" + id) || steps[id]);
+}
 function stepOf(id) { return steps[id] || (steps[id] = {events: [], state: "pending"}); }
 
 function setState(id, state) {
@@ -55,11 +67,19 @@ function handle(e) {
     }
     case "observation":
       stepOf(e.step).end = ts;
-      if (e.final) setState(e.step, e.ok ? "done" : "failed");
+      // Green only once a verdict checked the value: until then it ran, unchecked.
+      if (e.final) setState(e.step, e.ok ? "unchecked" : "failed");
       break;
-    case "step.reused": setState(e.step, "reused"); break;
+    case "step.reused": setState(e.step, "unchecked"); break;
     case "step.skipped": setState(e.step, "skipped"); break;
-    case "check": if (e.step && !e.passed) setState(e.step, "unverified"); break;
+    case "check":
+      for (const id of covered(e)) {
+        const now = stepOf(id).state;
+        if (now === "unchecked" || now === "verified") {
+          setState(id, e.passed ? "verified" : "check_failed");
+        }
+      }
+      break;
     case "answer": document.getElementById("answer").textContent = e.text; break;
     case "run.end": setStatus(e.status); showResult(); break;
   }
