@@ -374,3 +374,37 @@ def test_tool_fingerprints_are_the_same_in_every_process():
         for seed in ("1", "2", "3")
     }
     assert len(seen) == 1
+
+
+def test_resume_refuses_a_run_whose_tool_code_changed(tmp_path):
+    """Finishing a run with other code than it started with mixes results: refused unasked."""
+    from stepgraph import Budget, BudgetExceededError
+    from stepgraph.engine import RunOptions, resume
+
+    @tool(name="measure")
+    def measure_v1(x: float) -> float:
+        """Measure x."""
+        return x
+
+    @tool(name="measure")
+    def measure_v2(x: float) -> float:
+        """Measure x."""
+        return x * 100
+
+    steps = [
+        {"id": "a", "tool": "measure", "args": {"x": 1}},
+        {"id": "b", "tool": "measure", "args": {"x": "${a}"}},
+    ]
+    task = Task(goal="g", plan=StepGraph(steps=steps, answer="${b}"))
+    journal = tmp_path / "j.jsonl"
+    with pytest.raises(BudgetExceededError):
+        Engine(tools=[measure_v1]).run(
+            task, journal=journal, options=RunOptions(budget=Budget(tool_calls=1))
+        )
+    with pytest.raises(ApprovalError, match=r"tools changed since the run started \(measure"):
+        resume(journal, tools=[measure_v2], budget=Budget(tool_calls=5))
+    assert len(read_journal(journal).of_kind("action")) == 1  # nothing more ran
+    done = resume(
+        journal, tools=[measure_v2], budget=Budget(tool_calls=5), accept_changed_tools=True
+    )
+    assert done.unverified_values["b"] == 100
