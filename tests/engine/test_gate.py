@@ -408,3 +408,24 @@ def test_resume_refuses_a_run_whose_tool_code_changed(tmp_path):
         journal, tools=[measure_v2], budget=Budget(tool_calls=5), accept_changed_tools=True
     )
     assert done.unverified_values["b"] == 100
+
+
+def test_a_run_edited_at_the_prompt_replays_identical_with_the_edit(tmp_path):
+    """The exact replay gives each plan its recorded decision, an edit included."""
+    task = pay_task()
+    assert task.plan is not None
+    edited = task.plan.model_copy(update={"answer": "${payment} (edited)"})
+
+    class Editor:
+        def __init__(self) -> None:
+            self.answers = [Decision("edit", plan=edited, who="erin"), Decision("approve")]
+
+        def review(self, view):  # noqa: ANN001, ANN201 - the Approver protocol
+            return self.answers.pop(0)
+
+    journal = tmp_path / "edited.jsonl"
+    first = Engine(tools=[pay]).run(task, journal=journal, approver=Editor())
+    assert first.answer == "paid (edited)" and PAID == ["15 to acct-bob"]
+    report = replay(journal, tools=[pay])
+    assert report.identical, report.divergences
+    assert report.result.answer == "paid (edited)" and PAID == ["15 to acct-bob"]  # recorded

@@ -33,6 +33,7 @@ from stepgraph.journal import (
     LLMResponse,
     ObservationEvent,
     PlanApproved,
+    PlanEdited,
     PlanRejected,
     PlanRepair,
     Recording,
@@ -79,7 +80,7 @@ class RecordedOutcome:
 
 # The events a replay keeps besides the task and the plans (built as they are read): the
 # model's answers, approvals, resumes, the end; observations are kept as `RecordedOutcome`s.
-_KEPT = (RunResume, RunEnd, PlanApproved, PlanRejected, PlanRepair, LLMResponse)
+_KEPT = (RunResume, RunEnd, PlanApproved, PlanRejected, PlanEdited, PlanRepair, LLMResponse)
 _RESULT_STATUSES = frozenset(RunStatus)  # a run that ended with a result, not an error
 
 
@@ -129,13 +130,20 @@ class RecordedDecisions:
         self._decisions = [
             event
             for event in recording.journal.events
-            if isinstance(event, PlanApproved | PlanRejected)
+            if isinstance(event, PlanApproved | PlanRejected | PlanEdited)
         ]
+        self._plans = recording.plans
 
     def review(self, view: PlanView) -> Decision:
         """The recorded decision about this plan, or park."""
+        plan_hash = view.plan.plan_hash()
         for event in self._decisions:
-            if self.exact and event.plan_hash == view.plan.plan_hash():
+            if isinstance(event, PlanEdited):
+                edited = self._plans.get(event.plan_hash)
+                if self.exact and event.plan_hash_before == plan_hash and edited is not None:
+                    return Decision("edit", plan=edited, who=event.who, how=event.how)
+                continue
+            if self.exact and event.plan_hash == plan_hash:
                 if isinstance(event, PlanApproved):
                     return Decision("approve", who=event.who, how=event.how)
                 return Decision("reject", who=event.who, how=event.how)
