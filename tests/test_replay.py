@@ -280,3 +280,68 @@ def test_a_journal_path_that_is_a_folder_is_refused_and_a_device_is_never_remove
     )
     assert result.exit_code == ExitCode.OK, result.output
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+SENT: list[str] = []
+
+
+@tool(side_effects=True)
+def send_note(text: str) -> str:
+    """Send a note (changes the world)."""
+    SENT.append(text)
+    return "sent"
+
+
+def _note_task(**fields):
+    steps = [
+        {"id": "n", "tool": "calculate", "args": {"expression": "ceil(2500 GB / (962.28 GB))"}},
+        {"id": "w", "tool": "send_note", "args": {"text": "nights ${n}"}},
+    ]
+    return Task(goal="nights, then a note", plan=StepGraph(steps=steps, answer="${n}"), **fields)
+
+
+def _flow(name, journal):
+    """Write a journal of one flow: parked, decided, rejected, never, per-step, resumed."""
+    from stepgraph.engine import Decision, RunOptions, decide, resume
+    from stepgraph.model import Budget
+
+    engine = Engine(tools=[send_note])
+    if name == "resumed after its budget":
+        with pytest.raises(Exception, match="budget"):
+            engine.run(
+                EXAMPLES / "migration.yaml",
+                journal=journal,
+                options=RunOptions(budget=Budget(tool_calls=2)),
+            )
+        resume(journal, budget=Budget(tool_calls=10))
+    elif name == "never":
+        engine.run(_note_task(approval="never"), journal=journal)
+    else:
+        policy = "per-step" if name.startswith("per-step") else "ask"
+        engine.run(_note_task(approval=policy), journal=journal)
+        if name.endswith("approved"):
+            decide(journal, Decision("approve", who="bob"), tools=[send_note])
+        elif name.endswith("rejected"):
+            decide(journal, Decision("reject", who="bob"), tools=[send_note])
+
+
+@pytest.mark.parametrize(
+    "flow",
+    [
+        "parked",
+        "parked then approved",
+        "parked then rejected",
+        "never",
+        "per-step parked",
+        "per-step parked then approved",
+        "resumed after its budget",
+    ],
+)
+def test_a_journal_of_every_flow_replays_identical(tmp_path, flow):
+    """Faithful journals of parked, decided, rejected, never, per-step and resumed runs."""
+    journal = tmp_path / "j.jsonl"
+    _flow(flow, journal)
+    SENT.clear()
+    report = replay(journal, tools=[send_note])
+    assert report.identical, report.divergences
+    assert SENT == []  # an exact replay calls no tool

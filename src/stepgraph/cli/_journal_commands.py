@@ -72,7 +72,8 @@ def replay_command(
     if report.error:
         console.print(Text(f"the replay stopped: {report.error}", style="red"))
     result = report.result
-    if result is not None and result.status is RunStatus.AWAITING_APPROVAL:
+    parked = result is not None and result.status is RunStatus.AWAITING_APPROVAL
+    if result is not None and parked and (live or from_step):
         # Tools run for real only under an approval of this very plan and task.
         console.print(
             Text(

@@ -69,7 +69,7 @@ def compare_files(recorded: Path, produced: Path) -> list[Divergence]:
 
 
 def _reader(path: Path) -> JournalReader:
-    return JournalReader(path, COMPARED, parsers={"plan.proposed": _proposal})
+    return JournalReader(path, {*COMPARED, "run.resume"}, parsers={"plan.proposed": _proposal})
 
 
 class _Proposal(BaseModel):
@@ -143,7 +143,35 @@ def _match(
 
 
 def _payloads(events: Iterable[JournalEvent]) -> Iterator[tuple[_Key, dict[str, Any]]]:
+    # A run stopped (by its budget, say) and then resumed has a `run.end` that a later
+    # `run.resume` supersedes: the run ended once, with the last one.
+    ended: JournalEvent | None = None
+    # ... and its steps settled before the stop are noted `step.reused` when it goes on:
+    # bookkeeping of the resume, not of the run.
+    settled: set[str] = set()
+    carried: set[str] = set()
     for event in events:
-        fields = COMPARED.get(event.event)
-        if fields is not None:
-            yield (event.event, event.step), {key: getattr(event, key, None) for key in fields}
+        if event.event == "run.resume":
+            ended = None
+            carried = set(settled)
+            continue
+        final = getattr(event, "final", False) and getattr(event, "ok", False)
+        if event.event == "observation" and event.step and final:
+            settled.add(event.step)
+        if event.event == "step.reused" and event.step in carried:
+            carried.discard(event.step)
+            continue
+        if event.event == "run.end":
+            if ended is not None:
+                yield _payload(ended)
+            ended = event
+            continue
+        if event.event in COMPARED:
+            yield _payload(event)
+    if ended is not None:
+        yield _payload(ended)
+
+
+def _payload(event: JournalEvent) -> tuple[_Key, dict[str, Any]]:
+    fields = COMPARED[event.event]
+    return (event.event, event.step), {key: getattr(event, key, None) for key in fields}

@@ -305,6 +305,22 @@ def replay(
     return report
 
 
+def _gate(recording: Recording, *, exact: bool) -> tuple[ApprovalPolicy, RecordedDecisions | None]:
+    """The policy and approver a replay runs under: every plan passes the recorded decisions.
+
+    A per-step run that nobody decided yet ran its read-only steps and parked: its replay
+    does the same (those steps need no approval; the rest waits, as it did).
+    """
+    asked = recording.start.config.get("approval") or recording.task.approval
+    decided = any(
+        isinstance(event, PlanApproved | PlanRejected | PlanEdited)
+        for event in recording.journal.events
+    )
+    if asked == ApprovalPolicy.PER_STEP and not decided:
+        return ApprovalPolicy.PER_STEP, None
+    return ApprovalPolicy.ASK, RecordedDecisions(recording, exact=exact)
+
+
 def code_inside(journal: Path | str, folder: Path) -> bool:
     """Whether the code a replay of `journal` would run lies in `folder` (trusted by its owner).
 
@@ -413,10 +429,10 @@ def _run_again(
     link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
     # The recorded call limits stop the replay where they stopped the run.
     limits = recorded_limits(recording.journal.events)
+    policy, approver = _gate(recording, exact=offline)
     options = RunOptions(
-        # Every plan passes the recorded decisions, the one gate of every run.
-        policy=ApprovalPolicy.ASK,
-        approver=RecordedDecisions(recording, exact=not live and from_step is None),
+        policy=policy,
+        approver=approver,
         early_start=bool(recording.start.config.get("stream", False)),
         start_fields={"parent" if from_step else "replay_of": link},
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),

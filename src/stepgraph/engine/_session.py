@@ -297,6 +297,8 @@ class RunSession:
                     "plan_retries": getattr(self.config.planner, "plan_retries", None),
                     "cross_check": self.config.cross_check,
                     "stream": streaming_applies(self),
+                    # the policy asked for (None: the task's, or the default): for replays
+                    "approval": self.options.policy.value if self.options.policy else None,
                 },
                 **self.options.start_fields,
             )
