@@ -214,3 +214,13 @@ def test_a_field_of_a_text_input_is_a_plan_problem_not_an_internal_error():
     """`${inputs.x.foo}` on a text input is reported for its step, as what to change."""
     problems = problems_of([calc("big", "${inputs.x.foo} * 2")], inputs={"x": "abc"})
     assert problems == ["step 'big': ${inputs.x.foo}: no field 'foo' (have: str)"]
+
+
+def test_a_constant_expression_run_would_refuse_is_refused_by_validate(tmp_path):
+    """`validate` said valid for `9**9**9**9`, which `run` refuses: the limits apply before."""
+    from stepgraph import Engine, PlanValidationError, StepGraph, Task
+
+    steps = [{"id": "a", "tool": "calculate", "args": {"expression": "9**9**9**9"}}]
+    task = Task(goal="big", plan=StepGraph(steps=steps))
+    with pytest.raises(PlanValidationError, match="exponent .* larger than the limit"):
+        Engine().validate(task)

@@ -73,6 +73,8 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
     try:
         return expr.evaluate(bound)
     except CalculationError as e:
+        if next(find_references(text), None) is None:
+            raise  # a constant: what fails now fails the same way at run time
         # Units, not magnitudes, decide both: a prototype's unit is the real one.
         if isinstance(e, UnitsDoNotCancelError):
             if any(ref.step != "inputs" for ref in find_references(text)):
