@@ -73,8 +73,12 @@ def _infer_calculate(args: dict[str, Any]) -> Any:
     try:
         return expr.evaluate(bound)
     except CalculationError as e:
-        if next(find_references(text), None) is None:
-            raise  # a constant: what fails now fails the same way at run time
+        if next(find_references(text), None) is None and not isinstance(
+            e.__cause__, ArithmeticError
+        ):
+            # A constant the evaluator's own rules refuse (a limit, a name) is refused the
+            # same way at run time; an arithmetic failure (1 / 0) is the step's, when it runs.
+            raise
         # Units, not magnitudes, decide both: a prototype's unit is the real one.
         if isinstance(e, UnitsDoNotCancelError):
             if any(ref.step != "inputs" for ref in find_references(text)):
