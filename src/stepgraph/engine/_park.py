@@ -29,6 +29,7 @@ from stepgraph.engine._approval import (
 )
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
+from stepgraph.engine._signing import sign_decision
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.executor import check_plan, plan_diff, step_signatures
 from stepgraph.journal import (
@@ -230,15 +231,19 @@ def record_decision(
         if recorded:
             kind = PlanApproved if decision.action == "approve" else PlanRejected
             recording = state.recording
+            when, bound = now(), state.awaiting.approval_hash  # held to what would run now
+            signature = None
+            if kind is PlanApproved and bound is not None:
+                signature = sign_decision(decision.who, decision.how, when, bound)
             with JournalWriter(lock.path, recording.run_id, start_seq=recording.last_seq) as out:
                 out.emit(
                     kind(
                         who=decision.who,
                         how=decision.how,
-                        when=now(),
+                        when=when,
                         plan_hash=state.awaiting.plan_hash,
-                        # check_decision held it to what the run would run now
-                        approval_hash=state.awaiting.approval_hash,
+                        approval_hash=bound,
+                        signature=signature,
                     )
                 )
     except BaseException:

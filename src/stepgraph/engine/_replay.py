@@ -19,6 +19,7 @@ from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
 from stepgraph.engine._engine import Engine, check_journal_free, refuse_code, unlink_journal
 from stepgraph.engine._session import RunOptions, tool_fingerprints
+from stepgraph.engine._signing import signed_here
 from stepgraph.exceptions import (
     ApprovalError,
     BudgetExceededError,
@@ -150,8 +151,10 @@ class RecordedDecisions:
             if (
                 not self.exact
                 and isinstance(event, PlanApproved)
-                and event.approval_hash is not None
                 and event.approval_hash == view.approval_hash
+                and signed_here(
+                    event.who, event.how, event.when, view.approval_hash, event.signature
+                )
             ):
                 return Decision("approve", who=event.who, how=f"reused:{event.how}")
         if self.exact and self._refused:

@@ -34,6 +34,7 @@ from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._per_step import run_read_only
+from stepgraph.engine._signing import sign_decision
 from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
@@ -616,13 +617,20 @@ class RunSession:
     ) -> None:
         if not self.journal.heard:
             return
+        who, when, approval_hash = (
+            who or getpass.getuser(),
+            when or now(),
+            self._subject(plan).digest(),
+        )
+        signature = sign_decision(who, how, when, approval_hash) if kind is PlanApproved else None
         self.journal.emit(
             kind(
-                who=who or getpass.getuser(),
+                who=who,
                 how=how,
-                when=when or now(),
+                when=when,
                 plan_hash=self._plan_hash(plan),
-                approval_hash=self._subject(plan).digest(),
+                approval_hash=approval_hash,
+                signature=signature,
             )
         )
 

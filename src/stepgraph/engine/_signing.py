@@ -85,3 +85,21 @@ def check_signature(message: str, signature: str | None) -> None:
             "was edited after approval, or approved elsewhere; nothing ran. Approve it here "
             "(`stepgraph approve FILE`) after reviewing it"
         )
+
+
+def _decision_text(who: str, how: str, when: str, approval_hash: str) -> str:
+    return f"decision\n{who}\n{how}\n{when}\n{approval_hash}"
+
+
+def sign_decision(who: str, how: str, when: str, approval_hash: str) -> str:
+    """The signature a journaled approval carries."""
+    return sign(_decision_text(who, how, when, approval_hash))
+
+
+def signed_here(who: str, how: str, when: str, approval_hash: str, signature: str | None) -> bool:
+    """Whether a journaled approval was signed with this machine's key."""
+    try:
+        check_signature(_decision_text(who, how, when, approval_hash), signature)
+    except ApprovalError:
+        return False
+    return True

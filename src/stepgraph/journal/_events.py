@@ -64,6 +64,9 @@ class _Decision(JournalEvent):
     # The plan with its resolved task (inputs, answer template, tools' schema and code, MCP
     # servers): what was decided about. None in journals written before it existed.
     approval_hash: str | None = None
+    # An approval's HMAC by the approving machine's key: only a signed one is reused by a
+    # fork or a live replay (a journal line is easy to write by hand).
+    signature: str | None = None
 
 
 class PlanApproved(_Decision):
