@@ -138,6 +138,15 @@ def _describe_errors(error: ValidationError) -> str:
     )
 
 
+def plugins_outside(task: Task, base_dir: Path, folder: Path) -> list[str]:
+    """The task's plugin files that resolve outside `folder` (as the engine finds them).
+
+    A server trusts the code in its own folder only; the task names the rest.
+    """
+    root = folder.resolve()
+    return [p for p in task.plugins if not (base_dir / p).resolve().is_relative_to(root)]
+
+
 def parse_input(value: Any) -> Any:
     """An input value as the engine uses it: numbers with units become quantities."""
     if isinstance(value, str) and not _NUMBER_FIRST.match(value):

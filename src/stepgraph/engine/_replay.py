@@ -43,7 +43,7 @@ from stepgraph.journal import (
 )
 from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus
 from stepgraph.planner import LLMReply, Message, Planner
-from stepgraph.task import PreparedTask
+from stepgraph.task import PreparedTask, plugins_outside
 from stepgraph.tools import Tool, as_spec, recorded_tools
 from stepgraph.values import decode_value
 
@@ -331,12 +331,11 @@ def code_inside(journal: Path | str, folder: Path) -> bool:
     the run used no MCP server started by a command (a command may run anything).
     """
     recording = Recording.read(Path(journal), keep=lambda _: False)
-    root = folder.resolve()
     base = recording.base_dir.resolve()
-    plugins = [(base / plugin).resolve() for plugin in recording.task.plugins]
     commands = [d for d in recording.start.mcp_tools.values() if d["server"].get("command")]
-    inside = base.is_relative_to(root) and all(p.is_relative_to(root) for p in plugins)
-    return inside and not commands and not recording.task.mcp_servers
+    inside = base.is_relative_to(folder.resolve())
+    outside = plugins_outside(recording.task, base, folder)
+    return inside and not outside and not commands and not recording.task.mcp_servers
 
 
 def _plan_retries_seen(recording: Recording) -> int | None:

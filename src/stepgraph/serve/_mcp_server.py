@@ -29,7 +29,7 @@ from stepgraph.engine import Engine, ParkingApprover, PlanView, code_inside, pla
 from stepgraph.exceptions import PlanValidationError, StepgraphError, UntrustedTaskError
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
 from stepgraph.planner import Planner
-from stepgraph.task import load_task, too_deep
+from stepgraph.task import load_task, plugins_outside, too_deep
 from stepgraph.units import display_data
 
 INSTRUCTIONS = (
@@ -114,14 +114,12 @@ class StepgraphMcp:
             loaded = load_task(path)
         except StepgraphError as e:
             raise ToolError(str(e)) from e
-        for plugin in loaded.plugins:
-            # As the engine resolves it: relative to the task file; an absolute path as is.
-            where = (path.parent / plugin).resolve()
-            if not where.is_relative_to(self.root):
-                raise ToolError(
-                    f"task file {name!r} loads plugin {plugin!r} from outside the "
-                    f"server's root {self.root}"
-                )
+        outside = plugins_outside(loaded, path.parent, self.root)
+        if outside:
+            raise ToolError(
+                f"task file {name!r} loads plugin {outside[0]!r} from outside the "
+                f"server's root {self.root}"
+            )
         return loaded, path.parent
 
     def validate(

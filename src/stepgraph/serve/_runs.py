@@ -27,7 +27,7 @@ from stepgraph.exceptions import (
 from stepgraph.journal import RunIndex, RunRow, read_page
 from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.planner import Planner
-from stepgraph.task import load_task
+from stepgraph.task import load_task, plugins_outside
 from stepgraph.tools import Tool
 
 log = logging.getLogger("stepgraph.serve")
@@ -92,11 +92,7 @@ class RunManager:
         if task:
             path = self.task_path(task)
             loaded = load_task(path)
-            outside = [
-                plugin
-                for plugin in loaded.plugins
-                if not (path.parent / plugin).resolve().is_relative_to(self.workspace)
-            ]
+            outside = plugins_outside(loaded, path.parent, self.workspace)
             if outside:  # the workspace is what the server's owner trusts, nothing beyond
                 raise TaskFileError(
                     f"the task loads plugins from outside the workspace ({', '.join(outside)})",
