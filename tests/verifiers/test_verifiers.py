@@ -220,3 +220,25 @@ def test_a_check_over_a_failed_step_is_not_run_rather_than_failed(run_task):
     assert result.status is RunStatus.STEP_FAILED and "b" in result.failed
     checks = [v for v in result.verdicts if v.kind == VerdictKind.CHECK]
     assert [(v.description, v.passed) for v in checks] == [("${a} == 42 (a is 42)", True)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a declared check that names a step counts as checking it, even a tautology; "
+    "telling a real check from `${x} == ${x}` is open (issue 21)",
+)
+def test_a_tautological_check_does_not_make_an_unchecked_value_verified(run_task):
+    """`${a} == ${a}` compares a value with itself: nothing was checked."""
+
+    @tool
+    def lookup() -> float:
+        """A value from somewhere nothing can recompute."""
+        return 7.0
+
+    task = make_task(
+        [{"id": "a", "tool": "lookup"}],
+        checks=[{"expression": "${a} == ${a}", "why": "a is a"}],
+        answer="${a}",
+    )
+    result, _ = run_task(task, [lookup])
+    assert result.status is RunStatus.UNCHECKED
