@@ -165,6 +165,14 @@ def test_a_goal_with_a_slash_and_spaces_is_still_a_goal():
     assert "has no plan and no planner is configured" in flat(result.output)
 
 
+def test_a_goal_longer_than_a_file_name_is_still_a_goal():
+    # A GSM8K question is longer than NAME_MAX (255 bytes): it once ended as an internal error.
+    goal = "Janet's ducks lay 16 eggs per day. " * 12 + "How much does she make?"
+    result = invoke("run", goal)
+    assert result.exit_code == ExitCode.INVALID
+    assert "has no plan and no planner is configured" in flat(result.output)
+
+
 # 5. --set values
 
 

@@ -85,14 +85,24 @@ def _target(target: str, tools: str | None) -> Task | Path:
     looks_like_path = path.suffix in (".yaml", ".yml", ".json") or (
         "/" in target and " " not in target
     )
-    if looks_like_path and not path.exists():  # a mistyped path must not become a goal
+    exists = _names_a_file(path)
+    if looks_like_path and not exists:  # a mistyped path must not become a goal
         raise TaskFileError("no such task file", path=target)
-    if looks_like_path or path.exists():
+    if looks_like_path or exists:
         if tools:
             raise TaskFileError("--tools is for goals; a task file lists its own 'tools:'")
         return path
     allowed = [name.strip() for name in (tools or "").split(",") if name.strip()]
     return Task(name="goal", goal=target, tools=allowed)
+
+
+def _names_a_file(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a long goal is no file name (ENAMETOOLONG), nor one with a NUL
+        return False
+    except ValueError:
+        return False
 
 
 def approver_for(
