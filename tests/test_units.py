@@ -5,6 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepgraph import UnitError
+from stepgraph.exceptions import CalculationError
+from stepgraph.tools.expression import evaluate
 from stepgraph.units import (
     convert,
     format_value,
@@ -105,3 +107,34 @@ def test_threads_racing_on_first_use_share_one_registry():
         thread.join()
     units._REGISTRY = original  # quantities made so far belong to the original
     assert len({id(registry) for registry in seen}) == 1
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("2 KB", "2000 B"),  # decimal, as every prefix here
+        ("7 Kb", "7000 bit"),
+        ("5 Kbps", "5000 bit/s"),
+        ("5 kbit/s", "5000 bit/s"),
+        ("5 mins", "300 s"),
+        ("2 hrs", "120 min"),
+        ("3 litres", "3 l"),
+        ("2 wk", "14 d"),
+        ("3 USD", "300 cent"),
+        ("$2.50", "2.5 USD"),
+        ("$1,200", "1200 USD"),
+        ("3 dollars", "3 USD"),
+    ],
+)
+def test_the_unit_spellings_people_write_read_as_they_mean(written, meant):
+    assert parse_quantity(written).to(parse_quantity(meant).units) == parse_quantity(meant)
+
+
+def test_currencies_never_add_up_without_an_exchange_rate():
+    with pytest.raises(CalculationError, match="units do not match"):
+        evaluate("1 USD + 1 EUR")
+
+
+def test_a_dollar_sign_in_an_expression_is_money_and_a_reference_stays_a_reference():
+    assert evaluate("(16 - 3 - 4) * $2") == parse_quantity("18 USD")
+    assert evaluate("${price} * 3", {"${price}": parse_quantity("$2")}) == parse_quantity("6 USD")

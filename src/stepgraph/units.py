@@ -40,6 +40,22 @@ _PATCHES: list[tuple[str, str]] = [
 ]
 
 
+# Spellings people write that pint does not know. Decimal, as every prefix here: KB is kB,
+# not KiB. Money: each currency its own dimension, so dollars never add to euros and no
+# exchange rate is assumed; "$" is read as USD before pint sees it (`_dollars`).
+_SPELLINGS = """
+KB = kilobyte
+Kb = kilobit
+Kbps = kilobit / second
+Kbit = kilobit
+wk = week
+dollar = [currency_usd] = USD = US_dollar
+cent = 0.01 dollar
+euro = [currency_eur] = EUR
+pound_sterling = [currency_gbp] = GBP
+"""
+
+
 def _definitions() -> str:
     root = importlib.resources.files("pint")
     text = (root / "default_en.txt").read_text(encoding="utf-8")
@@ -49,7 +65,20 @@ def _definitions() -> str:
         text, count = re.subn(pattern, replacement, text, flags=re.MULTILINE)
         if count != 1:  # a pint release changed its definitions: fail loudly, not subtly
             raise RuntimeError(f"pint definitions changed; cannot apply unit patch {pattern!r}")
-    return text
+    return text + _SPELLINGS
+
+
+# "$2", "$ 2.50", "$1,200" -> "2 USD"; a "$" alone -> "USD". Never "${", a reference.
+_DOLLAR_AMOUNT = re.compile(r"\$(?!\{)\s?(\d[\d,]*(?:\.\d+)?)")
+_DOLLAR_SIGN = re.compile(r"\$(?!\{)")
+
+
+def dollars(text: str) -> str:
+    """Text with dollar signs spelled as the registry's unit: ``$2.50`` -> ``2.50 USD``."""
+    if "$" not in text:
+        return text
+    text = _DOLLAR_AMOUNT.sub(lambda m: f"{m.group(1).replace(',', '')} USD", text)
+    return _DOLLAR_SIGN.sub("USD", text)
 
 
 _REGISTRY: pint.UnitRegistry[Any] | None = None
@@ -200,13 +229,14 @@ def parse_unit(text: str, *, counts: bool = True) -> pint.Unit:
 
     With `counts`, a plain lowercase word that is no unit (``nights``) is a count noun.
     """
+    spelled = dollars(text).strip()
     try:
         try:
-            unit = registry().Unit(text.strip())
+            unit = registry().Unit(spelled)
         except pint.UndefinedUnitError as e:
             if not (counts and all(_define_count(str(name)) for name in _undefined(e))):
                 raise _unknown_unit(text) from e
-            unit = registry().Unit(text.strip())
+            unit = registry().Unit(spelled)
     except UnitError:
         raise
     except (pint.errors.DefinitionSyntaxError, ValueError) as e:
@@ -229,9 +259,10 @@ def parse_quantity(text: str | float | int) -> Any:
         raise UnitError(f"expected a number or a quantity, got {text!r}")
     if isinstance(text, int | float):
         return text
+    spelled = dollars(text).strip()
     for _ in range(3):  # each pass may define one more count noun ("3 people per table")
         try:
-            value: Any = registry().Quantity(text.strip())
+            value: Any = registry().Quantity(spelled)
         except pint.UndefinedUnitError as e:
             if all(_define_count(str(name)) for name in _undefined(e)):
                 continue

@@ -19,8 +19,9 @@ from pydantic import ValidationError
 
 from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import validate_plan
-from stepgraph.model import Check, StepGraph
+from stepgraph.model import Check, GroundedInput, StepGraph
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
+from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.task import MAX_NESTING, declared_values
 from stepgraph.tools import ToolRegistry
 
@@ -168,8 +169,12 @@ def parse_plan(
     checks: list[Check] | None = None,
     *,
     answer: str | None = None,
+    read: Mapping[str, GroundedInput] | None = None,
 ) -> ParsedPlan:
-    """Parse, repair and validate a model's answer into a plan, or list its problems."""
+    """Parse, repair and validate a model's answer into a plan, or list its problems.
+
+    `read` are the inputs the engine read from the goal: the plan gets those it refers to.
+    """
     repairs: list[str] = []
     try:
         data = _load(text, repairs)
@@ -189,6 +194,8 @@ def parse_plan(
         plan = StepGraph.model_validate(data)
     except ValidationError as e:
         return ParsedPlan(None, _schema_problems(e, data), repairs, data)
+    if read:
+        plan = bind_read_inputs(plan, read)
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
     try:
         validate_plan(plan, tools, {**declared, **(inputs or {})}, checks, answer=answer)

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
-from stepgraph.model import StepGraph
+from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
 from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
+from stepgraph.planner._read_goal import read_inputs
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems, task_input_problems
@@ -23,9 +24,23 @@ if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
 class Planner:
     """Turns goals into validated step graphs, and repairs graphs that failed."""
 
-    def __init__(self, client: LLMClient, *, plan_retries: int = 2) -> None:
+    def __init__(self, client: LLMClient, *, plan_retries: int = 2, read_goal: bool = True) -> None:
         self.client = client
         self.plan_retries = plan_retries
+        # The goal's quantities read by the engine and shown as named inputs (`_read_goal`):
+        # for a goal typed with its numbers, the model only wires steps.
+        self.read_goal = read_goal
+
+    def _read(self, task: PreparedTask) -> dict[str, GroundedInput]:
+        if not self.read_goal or task.task.inputs or not task.grounded:
+            return {}
+        return read_inputs(task.task.goal)
+
+    def _shown(self, task: PreparedTask) -> dict[str, str]:
+        shown = {name: format_value(value) for name, value in task.inputs.items()}
+        for name, item in self._read(task).items():
+            shown[name] = f'{item.value}  ("{item.quote}")'
+        return shown
 
     def plan(
         self,
@@ -38,10 +53,9 @@ class Planner:
 
         With `watch`, each answer is streamed to it as it is written (see `_stream`).
         """
-        shown = {name: format_value(value) for name, value in task.inputs.items()}
         messages = [
             {"role": "system", "content": system_prompt(task.tools)},
-            {"role": "user", "content": goal_message(task.task.goal, shown)},
+            {"role": "user", "content": goal_message(task.task.goal, self._shown(task))},
         ]
         return self._converse(messages, "plan", task, journal, watch=watch)
 
@@ -51,8 +65,7 @@ class Planner:
         The cross-check compares its answer with the first plan's. The first plan is not
         shown: a model shown a plan copies it, mistakes included.
         """
-        shown = {name: format_value(value) for name, value in task.inputs.items()}
-        request = f"{goal_message(task.task.goal, shown)}\n\n{render('cross.md')}"
+        request = f"{goal_message(task.task.goal, self._shown(task))}\n\n{render('cross.md')}"
         messages = [
             {"role": "system", "content": system_prompt(task.tools)},
             {"role": "user", "content": request},
@@ -142,7 +155,12 @@ class Planner:
                 parsed.data = again.data
             else:
                 parsed = parse_plan(
-                    reply.text, task.tools, task.inputs, task.extra_checks, answer=task.answer
+                    reply.text,
+                    task.tools,
+                    task.inputs,
+                    task.extra_checks,
+                    answer=task.answer,
+                    read=self._read(task),
                 )
                 if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
                     parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)

@@ -47,6 +47,7 @@ from stepgraph.exceptions import (
 )
 from stepgraph.references import REFERENCE_PATTERN, Reference, find_references, lookup
 from stepgraph.units import (
+    dollars,
     format_unit,
     format_value,
     is_count_unit,
@@ -618,7 +619,7 @@ def parse(text: str, bindings: Mapping[str, Any] | None = None) -> Parsed:
             f"expression is {len(text):,} characters; the limit is {MAX_EXPRESSION_LENGTH:,}"
         )
     placed, references = _with_placeholders(text)
-    prepared = _explicit_products(placed).strip()
+    prepared = _explicit_products(dollars(placed)).strip()
     try:
         tree = ast.parse(prepared, mode="eval")
     except SyntaxError as e:

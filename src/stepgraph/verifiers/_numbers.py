@@ -27,6 +27,16 @@ from stepgraph.units import is_count_unit, parse_unit, quantity
 _CLOCK_RANGE = re.compile(r"(\d{1,2}):(\d{2})\s*(?:to|-|until|and|–)\s*(\d{1,2}):(\d{2})")
 _NUMBER = re.compile(r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%)?(?![\w:]*\d)")
 TOLERANCE = 1e-6
+# Numbers people write as words, with the forms a plan may use each in ("half as many" is
+# "/ 2" or "* 0.5"). "one" and "a" are left out: "one of them", "a day" state no quantity.
+_WORD_VALUES: dict[str, tuple[float, ...]] = {
+    "two": (2,), "three": (3,), "four": (4,), "five": (5,), "six": (6,), "seven": (7,),
+    "eight": (8,), "nine": (9,), "ten": (10,), "eleven": (11,), "twelve": (12,),
+    "fifteen": (15,), "twenty": (20,), "thirty": (30,), "forty": (40,), "fifty": (50,),
+    "hundred": (100,), "thousand": (1000,), "dozen": (12,), "half": (0.5, 2),
+    "quarter": (0.25, 4), "twice": (2,), "double": (2,), "triple": (3,), "thrice": (3,),
+}  # fmt: skip
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_VALUES) + r")\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,19 @@ def goal_numbers(text: str) -> list[GoalNumber]:
     return sorted(found, key=lambda number: number.end)
 
 
+def word_numbers(text: str) -> list[GoalNumber]:
+    """The numbers a text writes as words ("three", "a dozen", "half"), each with its forms.
+
+    A plan may use them, and an input may quote them; coverage does not require them:
+    in "Three classes have 28, 31 and 26 pupils" the word only counts the list.
+    """
+    found = []
+    for match in _NUMBER_WORD.finditer(text):
+        values = _WORD_VALUES[match.group(1).casefold()]
+        found.append(GoalNumber(match.group(0), values[0], match.end(), False, None, [*values]))
+    return found
+
+
 @dataclass(frozen=True)
 class Stated:
     """A quantity a text states: one of its numbers and, where the words say one, its unit."""
@@ -94,7 +117,10 @@ def stated_quantities(text: str) -> list[Stated]:
             found.append(Stated(number, parse_unit("percent")))
         else:
             units: list[pint.Unit | None] = [*_units_after(text[number.end :])] or [None]
+            if text[: number.end - len(number.text)].rstrip().endswith("$"):
+                units = [parse_unit("USD")]
             found.extend(Stated(number, unit) for unit in units)
+    found.extend(Stated(number, None) for number in word_numbers(text))
     return found
 
 
@@ -180,3 +206,76 @@ def literal_numbers(value: Any) -> list[float]:
 def matches(number: float, accepted: list[float]) -> bool:
     """Whether a number is one of the accepted values, within a relative tolerance."""
     return any(abs(number - value) <= TOLERANCE * max(1.0, abs(value)) for value in accepted)
+
+
+@dataclass(frozen=True)
+class ReadNumber:
+    """A quantity the goal states, read for the planner: its value, unit and place."""
+
+    value: float
+    unit: pint.Unit | None
+    start: int  # where its words begin ("$" included)
+    end: int
+
+
+# English words that pint also reads as units (attosecond, inch, year, ...): never a unit
+# right after a number in running text ("half as many", "3 in a row").
+_NOT_UNITS = {"a", "an", "as", "at", "in", "is", "it", "or", "to", "by", "do", "no", "so", "up"}
+_TIME = "[time]"
+
+
+def read_numbers(text: str) -> list[ReadNumber]:
+    """Every quantity a text states, digits and words, with the unit its words give.
+
+    Percentages are shares (90% -> 0.9), clock ranges hours, "$2" dollars, a number before
+    a unit that unit. "40 images per hour" is a rate (40 / h) only when the text also states
+    a duration to multiply it by; otherwise it, like a count ("16 eggs"), is a plain number,
+    so counts of different things still add and multiply as the question means.
+    """
+    found = []
+    words = word_numbers(text)
+    for number in [*goal_numbers(text), *words]:
+        start = number.end - len(number.text)
+        unit: pint.Unit | None = None
+        value = number.value
+        if number.clock_hours is not None:
+            unit = parse_unit("h")
+        elif number.percent:
+            value = number.value / 100
+        elif text[:start].endswith("$"):
+            start -= 1
+            unit = parse_unit("USD")
+        elif number not in words:
+            unit = _unit_after(text[number.end :])
+        if value != 0:
+            found.append(ReadNumber(value, unit, start, number.end))
+    durations = any(r.unit is not None and r.unit.dimensionality == {_TIME: 1} for r in found)
+    if durations:
+        found = [_as_rate(read, text) for read in found]
+    return sorted(found, key=lambda read: read.start)
+
+
+def _unit_after(rest: str) -> pint.Unit | None:
+    word = rest.split()[0].strip(".,;:()") if rest.split() else ""
+    if not word or word.casefold() in _NOT_UNITS or not _WORD.fullmatch(word):
+        return None
+    try:
+        unit = parse_unit(word, counts=False)
+    except UnitError:
+        return None
+    return None if unit.dimensionless else unit
+
+
+def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
+    """A rate over time: 40 images per hour is 40 / h, $10 per hour 10 USD / h."""
+    words = [word.strip(".,;:()").casefold() for word in text[read.end :].split()[:3]]
+    per_at = next((i for i, word in enumerate(words[:2]) if word in _PER | _PER_OR_NOT), None)
+    if per_at is None or per_at + 1 >= len(words):
+        return read
+    per = _unit_after(words[per_at + 1])
+    if per is None or per.dimensionality != {_TIME: 1}:
+        return read
+    if read.unit is not None and read.unit.dimensionality == {_TIME: 1}:
+        return read  # "7.5 hours a day" is a duration, each day
+    unit = read.unit / per if read.unit is not None else 1 / per
+    return ReadNumber(read.value, unit, read.start, read.end)

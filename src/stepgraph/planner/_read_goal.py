@@ -1,0 +1,133 @@
+"""The goal's quantities, read by the engine, so that a small model only wires steps.
+
+A model that copies numbers out of a question makes the mistakes stepgraph exists to
+stop: 450 MB/s for "450 Mbps", 24 made up for "a day", three misread as 3 of something
+else. Here every number the goal states (digits, percentages, clock ranges, money, number
+words) becomes a named input whose value carries the unit the words say and whose quote
+is the goal's own words, so each passes grounding by construction. The model is shown
+them as ``${inputs.name}``; the plan gets those it refers to (`bind_read_inputs`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pint
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.model import GroundedInput, StepGraph
+from stepgraph.references import find_references
+from stepgraph.units import dimension_name, format_value, parse_unit, quantity
+from stepgraph.verifiers import read_numbers
+
+_NAME_WORD = re.compile(r"[A-Za-z][A-Za-z_]{1,23}")
+_SKIP = {
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "per",
+    "each", "every", "is", "are", "was", "were", "more", "less", "than", "as", "many", "much",
+    "times", "that", "this", "from", "into", "over", "how", "what", "his", "her", "their",
+}  # fmt: skip
+_QUOTE_WORDS = 4  # words after the number kept in the quote: context for the model
+
+
+def read_inputs(goal: str) -> dict[str, GroundedInput]:
+    """One named, quoted input per quantity the goal states, in the goal's order."""
+    inputs: dict[str, GroundedInput] = {}
+    for number in read_numbers(goal):
+        value = _value_text(number.value, number.unit)
+        quote = _quote(goal, number.start, number.end)
+        name = _unique(_name(goal, number.start, number.end, number.unit), inputs)
+        inputs[name] = GroundedInput(value=value, quote=quote)
+    return inputs
+
+
+def bind_read_inputs(plan: StepGraph, read: Mapping[str, GroundedInput]) -> StepGraph:
+    """The plan with the read inputs it refers to (and did not declare itself) added."""
+    referred = {
+        ref.path[0] for ref in find_references(_texts(plan)) if ref.step == "inputs" and ref.path
+    }
+    missing = {
+        name: item
+        for name, item in read.items()
+        if name in referred and name not in plan.inputs and name not in plan.constants
+    }
+    if not missing:
+        return plan
+    return plan.model_copy(update={"inputs": {**plan.inputs, **missing}})
+
+
+def _texts(plan: StepGraph) -> list[object]:
+    found: list[object] = [check.expression for check in plan.checks]
+    found += [plan.answer] if plan.answer else []
+    return found + [step.args for step in plan.steps]
+
+
+def _value_text(number: float, unit: pint.Unit | None) -> str:
+    if unit is None:
+        return f"{number:.12g}"
+    return format_value(quantity(number, unit))
+
+
+def _quote(goal: str, start: int, end: int) -> str:
+    """The number and a few words after it, as the goal writes them.
+
+    The quote stops at the sentence's end and before the next number, so each quote
+    states one quantity.
+    """
+    rest = goal[end:]
+    stop = len(rest)
+    for index, match in enumerate(re.finditer(r"\S+", rest)):
+        word = match.group(0)
+        if index == _QUOTE_WORDS or re.search(r"\d|\$", word):
+            stop = match.start()
+            break
+        sentence_end = re.search(r"[.?!;,](\s|$)", word + " ")
+        if sentence_end is not None:
+            stop = match.start() + sentence_end.start()
+            break
+    return (goal[start:end] + rest[:stop]).strip()
+
+
+def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
+    """A telling word of the quote after the number ("16 eggs" -> eggs), else the unit's kind."""
+    words: list[str] = _NAME_WORD.findall(_quote(goal, start, end)[end - start :])
+    if unit is not None and words and _is_unit(words[0]):
+        words = words[1:]  # the unit's own word ("TB", "hours"), not "images" in a rate
+    after = [w for w in words if w.casefold() not in _SKIP]
+    if after:
+        return after[0].casefold()
+    if goal[start:end].isalpha():  # "with four": the number word names itself
+        return goal[start:end].casefold()
+    if unit is not None:
+        return _KIND_NAMES.get(dimension_name(quantity(1, unit)), "amount")
+    before = re.split(r"[.?!;]", goal[:start])[-1]
+    words = [w for w in _NAME_WORD.findall(before) if w.casefold() not in _SKIP]
+    return words[-1].casefold() if words else "n"
+
+
+def _is_unit(word: str) -> bool:
+    try:
+        parse_unit(word, counts=False)
+    except StepgraphError:
+        return False
+    return True
+
+
+_KIND_NAMES = {
+    "[information]": "data",
+    "[information] / [time]": "rate",
+    "[time]": "duration",
+    "[length]": "distance",
+    "[mass]": "weight",
+    "[length] ** 3": "volume",
+    "[currency_usd]": "dollars",
+}
+
+
+def _unique(name: str, taken: dict[str, GroundedInput]) -> str:
+    if name not in taken:
+        return name
+    number = 2
+    while f"{name}_{number}" in taken:
+        number += 1
+    return f"{name}_{number}"

@@ -1,0 +1,94 @@
+"""The engine reads a goal's quantities itself: named, quoted inputs a plan only wires."""
+
+from stepgraph.model import StepGraph, Task
+from stepgraph.planner import Planner
+from stepgraph.planner._read_goal import bind_read_inputs, read_inputs
+from stepgraph.task import PreparedTask, resolve_inputs
+from stepgraph.testing import ScriptedLLM
+from stepgraph.tools import default_registry
+from stepgraph.verifiers import grounding_problems
+
+CANONICAL = (
+    "How many nights does it take to move 2.5 TB over a 450 Mbps link, only from 00:00 to "
+    "06:00, at 90% utilisation and with 12% lost to retries?"
+)
+JANET = (
+    "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes "
+    "muffins for her friends every day with four. She sells the remainder at the farmers' "
+    "market daily for $2 per fresh duck egg. How much in dollars does she make every day?"
+)
+
+
+def _prepared(task: Task) -> PreparedTask:
+    return PreparedTask(task, default_registry(), resolve_inputs(task))
+
+
+def _values(goal: str) -> dict[str, str]:
+    return {item.quote: str(item.value) for item in read_inputs(goal).values()}
+
+
+def test_the_canonical_goal_is_read_with_its_units_and_shares():
+    assert _values(CANONICAL) == {
+        "2.5 TB over a": "2.5 TB",
+        "450 Mbps link": "450 Mbps",
+        "00:00 to 06:00": "6 h",
+        "90% utilisation and with": "0.9",
+        "12% lost to retries": "0.12",
+    }
+
+
+def test_number_words_and_money_are_read_and_counts_stay_plain_numbers():
+    assert _values(JANET) == {
+        "16 eggs per day": "16",
+        "three for breakfast every morning": "3",
+        "four": "4",
+        "$2 per fresh duck egg": "2 USD",
+    }
+
+
+def test_a_rate_is_a_rate_only_when_the_goal_states_a_duration_to_multiply():
+    goal = "Weng earns $12 an hour for babysitting. Yesterday she did 50 minutes. How much?"
+    assert _values(goal) == {"$12 an hour for babysitting": "12 USD/h", "50 minutes": "50 min"}
+    assert _values("Weng earns $12 an hour. How much for 3 jobs?")["$12 an hour"] == "12 USD"
+
+
+def test_every_read_input_passes_grounding_by_construction():
+    for goal in (CANONICAL, JANET):
+        read = read_inputs(goal)
+        names = list(read)
+        expression = " + ".join(f"${{inputs.{name}}}" for name in names[:1])
+        plan_data = {
+            "steps": [{"id": "a", "tool": "calculate", "args": {"expression": expression}}]
+        }
+        plan = bind_read_inputs(StepGraph.model_validate(plan_data), read)
+        assert list(plan.inputs) == names[:1]  # only what the plan refers to
+        problems = grounding_problems(plan, _prepared(Task(name="g", goal=goal)))
+        assert not any("inputs." in str(p) for p in problems), problems
+
+
+def test_the_planner_shows_the_read_inputs_and_the_plan_gets_them(tmp_path):
+    answer = (
+        '{"steps": [{"id": "left", "tool": "calculate", "args": {"expression": '
+        '"${inputs.eggs} - ${inputs.breakfast} - ${inputs.four}"}}, {"id": "income", '
+        '"tool": "calculate", "args": {"expression": "${left} * ${inputs.fresh}"}}], '
+        '"answer": "${income}"}'
+    )
+    llm = ScriptedLLM([answer])
+    task = _prepared(Task(name="g", goal=JANET))
+    plan = Planner(llm, plan_retries=0).plan(task)
+    shown = llm.requests[0][-1]["content"]
+    assert '${inputs.eggs} = 16  ("16 eggs per day")' in shown
+    assert set(plan.inputs) == {"eggs", "breakfast", "four", "fresh"}
+    assert plan.inputs["fresh"].quote == "$2 per fresh duck egg"
+
+
+def test_reading_is_off_for_a_task_that_names_its_inputs():
+    llm = ScriptedLLM(
+        [
+            '{"steps": [{"id": "a", "tool": "calculate", "args": '
+            '{"expression": "${inputs.size} / 2"}}]}'
+        ]
+    )
+    task = _prepared(Task(name="g", goal=JANET, inputs={"size": {"value": "4 GB"}}))
+    Planner(llm, plan_retries=0).plan(task)
+    assert "inputs.eggs" not in llm.requests[0][-1]["content"]
