@@ -42,4 +42,4 @@ def test_the_system_prompt_includes_the_plan_schema():
 
 def test_rendering_with_a_missing_variable_is_a_bug_not_a_silent_gap():
     with pytest.raises(KeyError, match="wants"):
-        render("feedback.md", problems="x")
+        render("feedback.md", problems="x", form="y")

@@ -25,6 +25,7 @@ from stepgraph.cli._model_options import (
     MaxRetriesOpt,
     ModelOpt,
     PlanRetriesOpt,
+    PlanSyntaxOpt,
     ResponseFormatOpt,
     ScriptedOpt,
     TimeoutOpt,
@@ -154,6 +155,7 @@ def run(
     api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
     response_format: ResponseFormatOpt = None,
+    plan_syntax: PlanSyntaxOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: MaxRetriesOpt = None,
     repair_rounds: RepairOpt = 2,
@@ -210,6 +212,7 @@ def run(
         api_key=api_key,
         plan_retries=plan_retries,
         response_format=response_format,
+        plan_syntax=plan_syntax,
         timeout=timeout,
         max_retries=max_retries,
     )
@@ -289,6 +292,7 @@ def plan(
     api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
     response_format: ResponseFormatOpt = None,
+    plan_syntax: PlanSyntaxOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: MaxRetriesOpt = None,
 ) -> None:
@@ -309,6 +313,7 @@ def plan(
             api_key=api_key,
             plan_retries=plan_retries,
             response_format=response_format,
+            plan_syntax=plan_syntax,
             timeout=timeout,
             max_retries=max_retries,
         )

@@ -21,6 +21,7 @@ from stepgraph.cli._model_options import (
     MaxRetriesOpt,
     ModelOpt,
     PlanRetriesOpt,
+    PlanSyntaxOpt,
     ResponseFormatOpt,
     ScriptedOpt,
     TimeoutOpt,
@@ -61,6 +62,7 @@ def eval_command(
     api_key: ApiKeyOpt = None,
     plan_retries: PlanRetriesOpt = 2,
     response_format: ResponseFormatOpt = None,
+    plan_syntax: PlanSyntaxOpt = None,
     timeout: TimeoutOpt = None,
     max_retries: MaxRetriesOpt = None,
     repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
@@ -87,6 +89,7 @@ def eval_command(
         api_key=api_key,
         plan_retries=plan_retries,
         response_format=response_format,
+        plan_syntax=plan_syntax,
         timeout=timeout,
         max_retries=max_retries,
     )

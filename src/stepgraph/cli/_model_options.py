@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # imported when a command builds its planner, not for --help
 # The planner's `ResponseFormat`, spelled here so the options exist before the planner is
 # imported (a test keeps the two equal).
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
+PlanSyntax = Literal["json", "lines"]
 
 ScriptedOpt = Annotated[
     Path | None,
@@ -47,6 +48,15 @@ ResponseFormatOpt = Annotated[
         show_envvar=True,
         help="auto (default: json_schema, then JSON mode with the schema, then JSON mode, "
         "then text), json_schema, json_object or text.",
+    ),
+]
+PlanSyntaxOpt = Annotated[
+    PlanSyntax | None,
+    typer.Option(
+        envvar="STEPGRAPH_PLAN_SYNTAX",
+        show_envvar=True,
+        help="How the model writes plans: json (default; the schema) or lines (one "
+        "Python-like line a step, read with ast, never run; for small code models).",
     ),
 ]
 CrossCheckOpt = Annotated[
@@ -87,13 +97,20 @@ def build_planner(
     response_format: ResponseFormat | None = None,
     timeout: float | None = None,
     max_retries: int | None = None,
+    plan_syntax: PlanSyntax | None = None,
 ) -> Planner | None:
     """The planner the options describe, or None when no model is configured."""
-    from stepgraph.planner import LLMSettings, OpenAIClient, Planner
+    from stepgraph.planner import LLMSettings, OpenAIClient, Planner, PlannerSettings
     from stepgraph.testing import ScriptedLLM
 
+    shape = PlannerSettings()
+    asked: dict[str, Any] = {
+        "plan_retries": plan_retries,
+        "syntax": plan_syntax or shape.plan_syntax,
+        "read_goal": shape.read_goal,
+    }
     if scripted is not None:
-        return Planner(ScriptedLLM.from_file(scripted), plan_retries=plan_retries)
+        return Planner(ScriptedLLM.from_file(scripted), **asked)
     # The flags or, as typer resolved them, their variables; what is unset or empty is
     # left to LLMSettings (model gpt-4o-mini; neither endpoint nor key: not configured).
     flags: dict[str, Any] = {
@@ -108,4 +125,4 @@ def build_planner(
     settings = LLMSettings(**given)
     if not settings.configured:
         return None
-    return Planner(OpenAIClient(settings), plan_retries=plan_retries)
+    return Planner(OpenAIClient(settings), **asked)

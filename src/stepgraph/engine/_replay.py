@@ -409,7 +409,13 @@ def _run_again(
         mcp_servers=[] if offline else _recorded_servers(mcp_tools),
         # As many tries as the run had: a planner that gave up must give up again, not ask
         # once more than the record holds.
-        planner=Planner(ReplayLLM(texts), plan_retries=10 if retries is None else int(retries))
+        planner=Planner(
+            ReplayLLM(texts),
+            plan_retries=10 if retries is None else int(retries),
+            # Older records have neither: JSON plans from the goal's words as typed.
+            syntax="lines" if recording.start.config.get("plan_syntax") == "lines" else "json",
+            read_goal=bool(recording.start.config.get("read_goal", False)),
+        )
         if texts
         else None,
         repair_rounds=int(recording.start.config.get("repair_rounds", 2)),

@@ -296,6 +296,8 @@ class RunSession:
                 config={
                     "repair_rounds": self.config.repair_rounds,
                     "plan_retries": getattr(self.config.planner, "plan_retries", None),
+                    "plan_syntax": getattr(self.config.planner, "syntax", None),
+                    "read_goal": getattr(self.config.planner, "read_goal", None),
                     "cross_check": self.config.cross_check,
                     "stream": streaming_applies(self),
                     # the policy asked for (None: the task's, or the default): for replays

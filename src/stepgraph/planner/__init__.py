@@ -10,7 +10,7 @@ from stepgraph.planner._client import (
     ResponseMode,
 )
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
-from stepgraph.planner._planner import Planner
+from stepgraph.planner._planner import Planner, PlannerSettings, PlanSyntax
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
 from stepgraph.planner._stream import PlanStream, PlanWatcher, streams
 
@@ -25,7 +25,9 @@ __all__ = [
     "ParsedPlan",
     "PlanStream",
     "PlanWatcher",
+    "PlanSyntax",
     "Planner",
+    "PlannerSettings",
     "ResponseMode",
     "extract_json",
     "parse_plan",

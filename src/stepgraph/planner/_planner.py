@@ -4,32 +4,88 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.planner._client import LLMClient, LLMReply, Message
+from stepgraph.planner._lines import LinesError, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
-from stepgraph.planner._prompt import goal_message, plan_schema, render, system_prompt
+from stepgraph.planner._prompt import (
+    FORMS,
+    goal_message,
+    lines_system_prompt,
+    plan_schema,
+    render,
+    system_prompt,
+)
 from stepgraph.planner._read_goal import read_inputs
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems, task_input_problems
 
+PlanSyntax = Literal["json", "lines"]
+
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     from stepgraph.planner._stream import PlanWatcher
+
+
+class PlannerSettings(BaseSettings):
+    """How plans are asked for, from the environment (STEPGRAPH_PLAN_SYNTAX, ..._READ_GOAL)."""
+
+    model_config = SettingsConfigDict(env_prefix="STEPGRAPH_", extra="ignore")
+
+    plan_syntax: PlanSyntax = Field(
+        "json", description="json: the plan's JSON schema; lines: one Python-like line a step."
+    )
+    read_goal: bool = Field(
+        True, description="Read the goal's quantities and show them as named, quoted inputs."
+    )
 
 
 class Planner:
     """Turns goals into validated step graphs, and repairs graphs that failed."""
 
-    def __init__(self, client: LLMClient, *, plan_retries: int = 2, read_goal: bool = True) -> None:
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        plan_retries: int = 2,
+        read_goal: bool = True,
+        syntax: PlanSyntax = "json",
+    ) -> None:
         self.client = client
         self.plan_retries = plan_retries
+        # "json": the StepGraph schema itself; "lines": one Python-like line per step
+        # (`_lines`), read into the same plan. Either way the plan is journaled as JSON.
+        self.syntax = syntax
         # The goal's quantities read by the engine and shown as named inputs (`_read_goal`):
         # for a goal typed with its numbers, the model only wires steps.
         self.read_goal = read_goal
+
+    def _system(self, task: PreparedTask) -> str:
+        if self.syntax == "lines":
+            return lines_system_prompt(task.tools)
+        return system_prompt(task.tools)
+
+    def _goal(self, task: PreparedTask) -> str:
+        return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
+
+    def _parse(self, text: str, task: PreparedTask) -> ParsedPlan:
+        read = self._read(task)
+        if self.syntax == "lines":
+            try:
+                data = read_lines(text, [*task.inputs, *read], task.tools.names())
+            except LinesError as e:
+                return ParsedPlan(None, [PlanProblem(None, str(e))])
+            text = json.dumps(data)
+        return parse_plan(
+            text, task.tools, task.inputs, task.extra_checks, answer=task.answer, read=read
+        )
 
     def _read(self, task: PreparedTask) -> dict[str, GroundedInput]:
         if not self.read_goal or task.task.inputs or not task.grounded:
@@ -54,8 +110,8 @@ class Planner:
         With `watch`, each answer is streamed to it as it is written (see `_stream`).
         """
         messages = [
-            {"role": "system", "content": system_prompt(task.tools)},
-            {"role": "user", "content": goal_message(task.task.goal, self._shown(task))},
+            {"role": "system", "content": self._system(task)},
+            {"role": "user", "content": self._goal(task)},
         ]
         return self._converse(messages, "plan", task, journal, watch=watch)
 
@@ -65,9 +121,9 @@ class Planner:
         The cross-check compares its answer with the first plan's. The first plan is not
         shown: a model shown a plan copies it, mistakes included.
         """
-        request = f"{goal_message(task.task.goal, self._shown(task))}\n\n{render('cross.md')}"
+        request = f"{self._goal(task)}\n\n{render('cross.md')}"
         messages = [
-            {"role": "system", "content": system_prompt(task.tools)},
+            {"role": "system", "content": self._system(task)},
             {"role": "user", "content": request},
         ]
         return self._converse(messages, "cross", task, journal, wider=2)
@@ -110,10 +166,12 @@ class Planner:
         **variables: str,
     ) -> StepGraph:
         """Show the model a plan and what to change; the template's name is the purpose."""
-        shown = json.dumps(plan.model_dump(mode="json", exclude_defaults=True), indent=1)
+        dumped = plan.model_dump(mode="json", exclude_defaults=True)
+        shown = plan_lines(dumped) if self.syntax == "lines" else json.dumps(dumped, indent=1)
+        form = FORMS[self.syntax]
         messages = [
-            {"role": "system", "content": system_prompt(task.tools)},
-            {"role": "user", "content": render(template, plan=shown, **variables)},
+            {"role": "system", "content": self._system(task)},
+            {"role": "user", "content": render(template, plan=shown, form=form, **variables)},
         ]
         purpose = template.removesuffix(".md")
         return self._converse(messages, purpose, task, journal)
@@ -148,20 +206,14 @@ class Planner:
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
         for attempt in range(1, self.plan_retries + 2):
-            reply = self._ask(messages, purpose, attempt, plan_schema(), journal, wider, watch)
+            schema = plan_schema() if self.syntax == "json" else None
+            reply = self._ask(messages, purpose, attempt, schema, journal, wider, watch)
             again = refused.get(_normalized(reply.text))
             if again is not None:
                 parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again.problems])
                 parsed.data = again.data
             else:
-                parsed = parse_plan(
-                    reply.text,
-                    task.tools,
-                    task.inputs,
-                    task.extra_checks,
-                    answer=task.answer,
-                    read=self._read(task),
-                )
+                parsed = self._parse(reply.text, task)
                 if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
                     parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)
             if parsed.plan is not None:
@@ -193,6 +245,7 @@ class Planner:
                 "feedback.md",
                 problems=_quoted(problems, parsed.data),
                 tools=", ".join(task.tools.names()),
+                form=FORMS[self.syntax],
             )
             # Only the last answer and its feedback: a small model's context stays short,
             # and one that repeats itself gets no refused answer of its own to copy.

@@ -86,9 +86,36 @@ def system_prompt(tools: ToolRegistry) -> str:
     )
 
 
-def goal_message(goal: str, inputs: dict[str, str]) -> str:
+def lines_examples() -> str:
+    """The worked examples for plans in lines: goal, inputs as the engine lists them, lines."""
+    examples = yaml.safe_load(template("examples_lines.yaml"))
+    parts = []
+    for number, example in enumerate(examples, start=1):
+        shown = {
+            name: f'{value}  ("{quote}")' for name, (value, quote) in example["inputs"].items()
+        }
+        parts.append(
+            f"Example {number}\n{goal_message(example['goal'], shown, syntax='lines')}\n"
+            f"Plan:\n{example['lines']}"
+        )
+    return "\n\n".join(parts)
+
+
+def lines_system_prompt(tools: ToolRegistry) -> str:
+    """The system prompt for plans in lines: rules, the tool guide and the worked examples."""
+    return "\n\n".join([template("lines.md").strip(), tool_guide(tools), lines_examples()])
+
+
+FORMS = {
+    "json": "one JSON object",
+    "lines": 'plan lines (name = expression, one per line, then answer = f"...")',
+}
+
+
+def goal_message(goal: str, inputs: dict[str, str], *, syntax: str = "json") -> str:
     """The user's turn: the goal and the named inputs the plan may reference."""
-    listed = "\n".join(f"- ${{inputs.{name}}} = {value}" for name, value in inputs.items())
+    prefix = "${inputs.%s}" if syntax == "json" else "%s"
+    listed = "\n".join(f"- {prefix % name} = {value}" for name, value in inputs.items())
     if not listed:
         return f"Goal: {goal}\nInputs: none (write the goal's numbers, with units, in the steps)"
     return f"Goal: {goal}\nInputs:\n{listed}"

@@ -19,7 +19,7 @@ from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.references import find_references
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
-from stepgraph.verifiers import read_numbers
+from stepgraph.verifiers import read_numbers, word_numbers
 
 _NAME_WORD = re.compile(r"[A-Za-z][A-Za-z_]{1,23}")
 _SKIP = {
@@ -78,7 +78,7 @@ def _quote(goal: str, start: int, end: int) -> str:
     stop = len(rest)
     for index, match in enumerate(re.finditer(r"\S+", rest)):
         word = match.group(0)
-        if index == _QUOTE_WORDS or re.search(r"\d|\$", word):
+        if index == _QUOTE_WORDS or re.search(r"\d|\$", word) or word_numbers(word):
             stop = match.start()
             break
         sentence_end = re.search(r"[.?!;,](\s|$)", word + " ")
@@ -93,16 +93,15 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
     words: list[str] = _NAME_WORD.findall(_quote(goal, start, end)[end - start :])
     if unit is not None and words and _is_unit(words[0]):
         words = words[1:]  # the unit's own word ("TB", "hours"), not "images" in a rate
-    after = [w for w in words if w.casefold() not in _SKIP]
+    after = [w for w in words[:2] if w.casefold() not in _SKIP]
     if after:
         return after[0].casefold()
-    if goal[start:end].isalpha():  # "with four": the number word names itself
-        return goal[start:end].casefold()
+    written = goal[start:end]
+    if written.isalpha():  # "five away": the number word names itself
+        return written.casefold()
     if unit is not None:
         return _KIND_NAMES.get(dimension_name(quantity(1, unit)), "amount")
-    before = re.split(r"[.?!;]", goal[:start])[-1]
-    words = [w for w in _NAME_WORD.findall(before) if w.casefold() not in _SKIP]
-    return words[-1].casefold() if words else "n"
+    return "n" + re.sub(r"\W", "_", written)
 
 
 def _is_unit(word: str) -> bool:

@@ -4,7 +4,7 @@ from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
-from stepgraph.verifiers._numbers import ReadNumber, read_numbers
+from stepgraph.verifiers._numbers import ReadNumber, read_numbers, word_numbers
 from stepgraph.verifiers._states import STEP_STATES, answer_checked, covered, step_states
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
@@ -31,5 +31,6 @@ __all__ = [
     "task_input_problems",
     "trace_answer",
     "verify",
+    "word_numbers",
     "write_said_units",
 ]

@@ -1,0 +1,284 @@
+"""Plans in lines: the compact syntax a code model writes naturally, read into a plan.
+
+One line per step, Python's own syntax, parsed with `ast` and never executed::
+
+    # the data per night, then whole nights
+    per_night: "GB" = link * window * utilisation * (1 - lost)   # one night's share
+    nights = ceil(data / per_night)
+    assert nights * per_night >= data, "the nights cover the data"
+    answer = f"{nights} nights ({per_night} per night)"
+
+- ``name = expression`` is a `calculate` step; names are the goal's inputs (read by the
+  engine, `_read_goal`) or earlier steps, as in Python (a name assigned again is a new
+  step); a unit is a string: ``"6 h"``; ``name: "GB" = ...`` asks for the output in GB;
+- ``name = tool(arg=..., ...)`` calls any other tool;
+- ``name = 24  # why`` is a constant the goal does not state, and why (the comment);
+- ``assert condition, "why"`` is a check; ``answer = f"..."`` the answer template;
+- a comment on a line of its own is the plan's thought; one after a step is its thought.
+
+The result is the dictionary of a JSON plan (``${name}`` and ``${inputs.name}``
+references), validated, journaled, approved and shown as any plan.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Collection
+from typing import Any
+
+_FENCE = re.compile(r"```[a-zA-Z]*\n?")
+_ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
+
+
+class LinesError(ValueError):
+    """A plan in lines that cannot be read; the message names the line."""
+
+
+def read_lines(text: str, inputs: Collection[str], tools: Collection[str]) -> dict[str, Any]:
+    """The plan a text of lines describes, as the data of a JSON plan."""
+    source = _code(text)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        shown = _line(source, e.lineno)
+        raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
+    return _Reader(inputs, tools, _comments(source)).read(tree)
+
+
+def _code(text: str) -> str:
+    """The lines of code: fences removed, and prose lines (no '=', no '#') dropped."""
+    text = _FENCE.sub("", text)
+    kept = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        is_code = stripped.startswith(("#", "assert ")) or "=" in stripped
+        kept.append(line if is_code or not stripped else "")
+    return "\n".join(kept).strip() + "\n"
+
+
+def _line(source: str, number: int | None) -> str:
+    lines = source.splitlines()
+    return lines[number - 1].strip() if number and 0 < number <= len(lines) else ""
+
+
+def _comments(source: str) -> dict[int, tuple[str, bool]]:
+    """Comments by line number, each with whether it stands on a line of its own."""
+    found: dict[int, tuple[str, bool]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                alone = not token.line[: token.start[1]].strip()
+                found[token.start[0]] = (token.string.lstrip("#").strip(), alone)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # ast.parse accepted it; a comment lost here costs only a thought
+    return found
+
+
+class _Reader:
+    def __init__(
+        self, inputs: Collection[str], tools: Collection[str], comments: dict[int, tuple[str, bool]]
+    ) -> None:
+        self.scope = {name: f"${{inputs.{name}}}" for name in inputs}
+        self.tools = set(tools) - {"calculate"}
+        self.comments = comments
+        self.steps: list[dict[str, Any]] = []
+        self.checks: list[dict[str, str]] = []
+        self.constants: dict[str, dict[str, Any]] = {}
+        self.answer: str | None = None
+
+    def read(self, tree: ast.Module) -> dict[str, Any]:
+        for node in tree.body:
+            self._statement(node)
+        if not self.steps:
+            raise LinesError("the plan has no steps: write one line per step, name = expression")
+        thought = " ".join(text for text, alone in self.comments.values() if alone)
+        plan: dict[str, Any] = {"thought": thought, "steps": self.steps}
+        if self.constants:
+            plan["constants"] = self.constants
+        if self.checks:
+            plan["checks"] = self.checks
+        if self.answer is not None:
+            plan["answer"] = self.answer
+        return plan
+
+    def _statement(self, node: ast.stmt) -> None:
+        where = f"line {node.lineno}"
+        if isinstance(node, ast.Assert):
+            why = node.msg.value if isinstance(node.msg, ast.Constant) else "a reverse check"
+            self.checks.append({"expression": self._expression(node.test, where), "why": str(why)})
+            return
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value, unit = node.targets[0], node.value, None
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+            if not (
+                isinstance(node.annotation, ast.Constant) and isinstance(node.annotation.value, str)
+            ):
+                raise LinesError(f'{where}: write the unit as a string: name: "GB" = ...')
+            unit = node.annotation.value
+        else:
+            raise LinesError(
+                f'{where}: a plan line is name = expression, assert or answer = f"..."'
+            )
+        if not isinstance(target, ast.Name):
+            raise LinesError(f"{where}: assign to one plain name, e.g. total = a + b")
+        name = target.id
+        if name == "answer":
+            self.answer = self._answer(value, where)
+            return
+        comment = self.comments.get(node.lineno, ("", True))
+        literal = isinstance(value, ast.Constant) and not isinstance(value.value, bool)
+        if literal and comment[0] and not comment[1]:
+            assert isinstance(value, ast.Constant)
+            if isinstance(value.value, int | float | str):
+                self.constants[name] = {"value": value.value, "why": comment[0]}
+                self.scope[name] = f"${{inputs.{name}}}"
+                return
+        step_id = self._new_id(name)
+        step: dict[str, Any] = {"id": step_id}
+        if comment[0] and not comment[1]:
+            step["thought"] = comment[0]
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in self.tools
+        ):
+            step["tool"] = value.func.id
+            step["args"] = self._arguments(value, where)
+        else:
+            step["tool"] = "calculate"
+            step["args"] = {"expression": self._expression(value, where)}
+        if unit:
+            step["expect_unit"] = unit
+        self.steps.append(step)
+        self.scope[name] = f"${{{step_id}}}"
+
+    def _new_id(self, name: str) -> str:
+        taken = {step["id"] for step in self.steps}
+        if name not in taken:
+            return name
+        number = 2
+        while f"{name}_{number}" in taken:
+            number += 1
+        return f"{name}_{number}"
+
+    def _arguments(self, call: ast.Call, where: str) -> dict[str, Any]:
+        if call.args:
+            raise LinesError(f"{where}: name each argument of {ast.unparse(call.func)}(...)")
+        args: dict[str, Any] = {}
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise LinesError(f"{where}: name each argument, no **")
+            args[keyword.arg] = self._argument(keyword.value, where)
+        return args
+
+    def _argument(self, node: ast.expr, where: str) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._reference(node.id, where)
+        if isinstance(node, ast.List | ast.Tuple):
+            return [self._argument(item, where) for item in node.elts]
+        return self._expression(node, where)
+
+    def _reference(self, name: str, where: str) -> str:
+        if name not in self.scope:
+            known = ", ".join(sorted(self.scope)) or "none"
+            raise LinesError(f"{where}: '{name}' is neither an input nor an earlier step ({known})")
+        return self.scope[name]
+
+    def _expression(self, node: ast.expr, where: str) -> str:
+        """The expression as `calculate` reads it: names bound, unit strings unquoted."""
+        reader = self
+        for part in ast.walk(node):
+            if isinstance(part, ast.Attribute | ast.Subscript | ast.Lambda):
+                raise LinesError(f"{where}: only arithmetic on names, e.g. ceil(a / b)")
+            if isinstance(part, ast.Call) and not isinstance(part.func, ast.Name):
+                raise LinesError(f"{where}: call functions by name only, e.g. ceil(a / b)")
+
+        class _Bind(ast.NodeTransformer):
+            def visit_Name(self, name: ast.Name) -> ast.AST:
+                return ast.Name(id=f"__ref_{name.id}", ctx=name.ctx)
+
+            def visit_Call(self, call: ast.Call) -> ast.AST:
+                call.args = [self.visit(arg) for arg in call.args]
+                return call  # a function's own name (ceil, min) is no reference
+
+        bound = _Bind().visit(ast.parse(ast.unparse(node), mode="eval"))
+        text = ast.unparse(bound)
+        for name in sorted(
+            {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}, key=len, reverse=True
+        ):
+            if not _is_call_name(node, name):
+                text = text.replace(f"__ref_{name}", reader._reference(name, where))
+        return re.sub(r"'([^']*\d[^']*)'", r"(\1)", text)  # "6 h" -> (6 h)
+
+    def _answer(self, node: ast.expr, where: str) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            template = node.value
+        elif isinstance(node, ast.JoinedStr):
+            template = "".join(
+                str(part.value)
+                if isinstance(part, ast.Constant)
+                else "{" + ast.unparse(part.value) + "}"
+                for part in node.values
+                if isinstance(part, ast.Constant | ast.FormattedValue)
+            )
+        else:
+            raise LinesError(f'{where}: the answer is a string, e.g. answer = f"{{total}} GB"')
+        return _ANSWER_FIELD.sub(lambda m: self._reference(m.group(1), where), template)
+
+
+def _is_call_name(tree: ast.expr, name: str) -> bool:
+    """Whether `name` appears only as a called function (ceil, min), never as a value."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
+    return bool(uses) and all(id(n) in called for n in uses)
+
+
+def plan_lines(plan: dict[str, Any]) -> str:
+    """A JSON plan written in lines: the worked examples and plans shown back to the model."""
+
+    def named(text: str) -> str:
+        return re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"\1", text)
+
+    lines = [f"# {plan['thought']}"] if plan.get("thought") else []
+    for name, constant in plan.get("constants", {}).items():
+        lines.append(f"{name} = {constant['value']!r}  # {constant['why']}")
+    for step in plan.get("steps", []):
+        unit = f': "{step["expect_unit"]}"' if step.get("expect_unit") else ""
+        args = step.get("args", {})
+        if step["tool"] == "calculate" and set(args) == {"expression"}:
+            right = _quoted_units(named(str(args["expression"])))
+        else:
+            shown = ", ".join(
+                f"{key}={_shown_argument(value, named)}" for key, value in args.items()
+            )
+            right = f"{step['tool']}({shown})"
+        thought = f"  # {step['thought']}" if step.get("thought") else ""
+        lines.append(f"{step['id']}{unit} = {right}{thought}")
+    for check in plan.get("checks", []):
+        lines.append(f"assert {named(check['expression'])}, {check.get('why', '')!r}")
+    if plan.get("answer"):
+        answer = re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"{\1}", plan["answer"])
+        lines.append(f"answer = f{answer!r}")
+    return "\n".join(lines)
+
+
+def _shown_argument(value: Any, named: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"\$\{[^}]+\}", value):
+        return str(named(value))
+    return repr(value)
+
+
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d[\d_]*(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z%][A-Za-z0-9/]*)"
+)
+
+
+def _quoted_units(expression: str) -> str:
+    """``800 GB / (1 Gbit/s)`` -> ``"800 GB" / "1 Gbit/s"``: in lines a unit is a string."""
+    return _QUANTITY.sub(lambda m: f'"{m.group(1)} {m.group(2)}"', expression)

@@ -1,0 +1,147 @@
+"""Plans in lines: Python-like lines a code model writes, read into the same plan (never run)."""
+
+import pytest
+import yaml
+
+from stepgraph.engine import Engine
+from stepgraph.model import RunStatus, Task
+from stepgraph.planner import Planner
+from stepgraph.planner._lines import LinesError, plan_lines, read_lines
+from stepgraph.planner._parse import parse_plan
+from stepgraph.planner._prompt import template
+from stepgraph.planner._read_goal import read_inputs
+from stepgraph.testing import ScriptedLLM
+from stepgraph.tools import default_registry
+
+EXAMPLES = yaml.safe_load(template("examples_lines.yaml"))
+CANONICAL = (
+    "How many nights does it take to move 2.5 TB over a 450 Mbps link, only from 00:00 to "
+    "06:00, at 90% utilisation and with 12% lost to retries?"
+)
+CANONICAL_LINES = """Sure! Here is the plan:
+```python
+# one night's share of the data, then whole nights
+per_night: "GB" = link * duration * utilisation * (1 - lost)
+nights = ceil(data / per_night)
+assert nights * per_night >= data, "the nights cover the data"
+answer = f"{nights} nights ({per_night} per night)"
+```
+"""
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[str(i) for i in range(len(EXAMPLES))])
+def test_each_worked_example_lists_what_the_engine_reads_and_reads_into_a_valid_plan(example):
+    read = read_inputs(example["goal"])
+    assert {name: [str(item.value), item.quote] for name, item in read.items()} == {
+        name: [str(value), quote] for name, (value, quote) in example["inputs"].items()
+    }
+    tools = default_registry()
+    data = read_lines(example["lines"], list(read), tools.names())
+    import json
+
+    parsed = parse_plan(json.dumps(data), tools, {}, read=read)
+    assert parsed.plan is not None, parsed.problems
+
+
+def test_lines_become_steps_checks_constants_and_an_answer_with_references():
+    data = read_lines(
+        'per_day = people * rate * "7.5 h"  # the team\'s day\n'
+        "days_per_week = 5  # a working week\n"
+        'week: "h" = per_day * days_per_week\n'
+        'size = unit_convert(value=data, to_unit="GB")\n'
+        'assert week >= per_day, "a week holds a day"\n'
+        'answer = f"{week} a week, {size}"\n',
+        ["people", "rate", "data"],
+        ["calculate", "unit_convert"],
+    )
+    assert data["steps"] == [
+        {
+            "id": "per_day",
+            "thought": "the team's day",
+            "tool": "calculate",
+            "args": {"expression": "${inputs.people} * ${inputs.rate} * (7.5 h)"},
+        },
+        {
+            "id": "week",
+            "tool": "calculate",
+            "args": {"expression": "${per_day} * ${inputs.days_per_week}"},
+            "expect_unit": "h",
+        },
+        {
+            "id": "size",
+            "tool": "unit_convert",
+            "args": {"value": "${inputs.data}", "to_unit": "GB"},
+        },
+    ]
+    assert data["constants"] == {"days_per_week": {"value": 5, "why": "a working week"}}
+    assert data["checks"] == [{"expression": "${week} >= ${per_day}", "why": "a week holds a day"}]
+    assert data["answer"] == "${week} a week, ${size}"
+
+
+def test_a_name_assigned_again_is_a_new_step_as_in_python():
+    data = read_lines("x = a + 1\nx = x * 2\nanswer = f'{x}'", ["a"], ["calculate"])
+    assert [s["id"] for s in data["steps"]] == ["x", "x_2"]
+    assert data["steps"][1]["args"]["expression"] == "${x} * 2"
+    assert data["answer"] == "${x_2}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x = y + 1", "'y' is neither an input nor an earlier step"),
+        ("x = = 2", "line 1: not a plan line"),
+        ("for i in a: x = 1", "a plan line is name = expression"),
+        ("x = a.real", "only arithmetic on names"),
+        ("a.b = 1", "assign to one plain name"),
+        ("# only a thought", "the plan has no steps"),
+        ("x: GB = 2", "write the unit as a string"),
+        ("x = unit_convert(a, 'GB')", "name each argument"),
+    ],
+)
+def test_lines_that_are_no_plan_are_refused_with_the_line_named(text, message):
+    with pytest.raises(LinesError, match=message):
+        read_lines(text, ["a"], ["calculate", "unit_convert"])
+
+
+def test_lines_are_never_executed():
+    # Read with ast into a plan's data; nothing a line says is called or imported.
+    with pytest.raises(LinesError, match="call functions by name only"):
+        read_lines("x = __import__('os').system('touch /tmp/pwned')", [], ["calculate"])
+
+
+def test_a_plan_shown_back_in_lines_reads_into_the_same_plan():
+    data = read_lines(CANONICAL_LINES, list(read_inputs(CANONICAL)), ["calculate"])
+    again = read_lines(plan_lines(data), list(read_inputs(CANONICAL)), ["calculate"])
+    assert again == data
+
+
+def test_the_canonical_goal_planned_in_lines_runs_and_verifies(tmp_path):
+    llm = ScriptedLLM([CANONICAL_LINES])
+    engine = Engine(planner=Planner(llm, plan_retries=0, syntax="lines"))
+    result = engine.run(Task(name="g", goal=CANONICAL), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.answer.startswith("3 nights (962.28 GB per night")
+    assert llm.schemas == [None]  # plain text: the lines are no JSON
+    assert "link = 450 Mbps" in llm.requests[0][-1]["content"]
+
+
+def test_refused_lines_are_fed_back_and_the_next_answer_is_taken(tmp_path):
+    llm = ScriptedLLM(["nights = ceil(data / speed)", CANONICAL_LINES])
+    engine = Engine(planner=Planner(llm, plan_retries=1, syntax="lines"))
+    result = engine.run(Task(name="g", goal=CANONICAL), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.VERIFIED
+    feedback = llm.requests[1][-1]["content"]
+    assert "'speed' is neither an input nor an earlier step" in feedback
+    assert "plan lines" in feedback
+
+
+def test_a_run_planned_in_lines_replays_identical_from_its_journal(tmp_path):
+    from stepgraph.engine import replay
+
+    journal = tmp_path / "run.jsonl"
+    llm = ScriptedLLM(["nights = ceil(data / speed)", CANONICAL_LINES])
+    Engine(planner=Planner(llm, plan_retries=1, syntax="lines")).run(
+        Task(name="g", goal=CANONICAL), journal=journal
+    )
+    report = replay(journal, out=tmp_path / "again.jsonl")
+    assert report.identical, report.divergences
