@@ -63,7 +63,8 @@ def test_the_index_follows_journals_that_change_appear_and_vanish(tmp_path):
     assert [r.path.rsplit("/", 1)[-1] for r in index.runs()] == ["b.jsonl"]
 
 
-def test_files_that_are_not_journals_are_left_out_and_a_cut_off_one_is_running(tmp_path):
+def test_files_that_are_not_journals_are_left_out_and_a_cut_off_one_is_interrupted(tmp_path):
+    """A journal cut off mid-line that no process holds is a run whose process died."""
     runs = tmp_path / "runs"
     runs.mkdir()
     (runs / "notes.jsonl").write_text("hello\n[1, 2]\n")
@@ -71,7 +72,7 @@ def test_files_that_are_not_journals_are_left_out_and_a_cut_off_one_is_running(t
     lines = (runs / "a.jsonl").read_text().splitlines()
     (runs / "cut.jsonl").write_text("\n".join(lines[:5]) + '\n{"event": "acti')
     rows = {r.path.rsplit("/", 1)[-1]: r for r in RunIndex(runs).runs()}
-    assert set(rows) == {"a.jsonl", "cut.jsonl"} and rows["cut.jsonl"].status == "running"
+    assert set(rows) == {"a.jsonl", "cut.jsonl"} and rows["cut.jsonl"].status == "interrupted"
 
 
 def test_stepgraph_runs_lists_and_filters_by_status(tmp_path):

@@ -19,6 +19,8 @@ from stepgraph import tool
 from stepgraph.journal import read_journal
 from tests.conftest import ROOT
 from tests.serve.conftest import Server, start_server
+from tests.serve.test_decision_race import HOLD, send_report
+from tests.serve.test_interrupted_runs import decided_but_not_carried_out
 
 CHROMIUM = os.environ.get("STEPGRAPH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
@@ -199,3 +201,35 @@ def test_a_step_nothing_checked_is_drawn_unchecked_not_green(site, page):
     assert page.get_attribute("#node-held", "class") == "node unchecked"
     assert page.get_attribute("#node-first", "class") == "node verified"
     shot(page, "unchecked-1")
+
+
+def test_a_page_whose_journal_is_replaced_while_followed_says_so(site, page):
+    """The stream's end says why: the page shows it instead of waiting for ever."""
+    run_id = site.post("/api/runs", task="migration.yaml", approval="ask").json()["run_id"]
+    site.wait_status(run_id, "awaiting_approval")
+    page.goto(f"{site.url}/runs/{run_id}")
+    page.wait_for_function("document.getElementById('status').textContent === 'awaiting_approval'")
+    path = Path(site.manager.row(run_id).path)
+    copy = path.with_name("copy.tmp")
+    copy.write_bytes(path.read_bytes())
+    os.replace(copy, path)
+    page.wait_for_selector("#stream-end:not([hidden])")
+    assert "replaced by another file" in page.inner_text("#stream-end")
+    shot(page, "stream-1-replaced")
+
+
+def test_a_decision_whose_server_died_is_continued_from_its_page(tmp_path, page):
+    """Interrupted, with the recorded approval named; Continue carries it out to the answer."""
+    HOLD.set()
+    run_id = decided_but_not_carried_out(tmp_path)
+    for server in start_server(tmp_path, tools=[send_report]):
+        page.goto(f"{server.url}/runs/{run_id}")
+        # Its events replay as they ran; then the stream's end says no process writes it.
+        page.wait_for_function("document.getElementById('status').textContent === 'interrupted'")
+        assert page.locator("#stream-end").is_hidden()  # the page says how it goes on already
+        assert "the approval by alice (web) was recorded" in page.inner_text("#way-on")
+        shot(page, "interrupted-1-decided")
+        page.click("#continue-button")
+        page.wait_for_function("document.getElementById('status').textContent === 'verified'")
+        assert page.inner_text("#answer") == "3"
+        assert page.locator("#way-on").count() == 0

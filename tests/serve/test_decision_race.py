@@ -188,7 +188,7 @@ def test_a_decision_recorded_by_a_process_that_stopped_is_carried_out_by_resume(
     manager.join()
     journal = Path(manager.row(run_id).path)
     record_decision(journal, Decision(action, who="gone", how="web"), tools=[send_report]).close()
-    assert parked(journal) is None and RunIndex(runs).get(run_id).status == "running"
+    assert parked(journal) is None and RunIndex(runs).get(run_id).status == "interrupted"
     with pytest.raises(ApprovalError, match=r"by gone \(web\)"):
         decide(journal, Decision("approve", who="other"), tools=[send_report])
     result = resume(journal, tools=[send_report])

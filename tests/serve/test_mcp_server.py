@@ -278,6 +278,7 @@ def test_a_journal_replays_without_tools(server, root):
     ("args", "message"),
     [
         ({"task_file": "../outside.yaml"}, "outside the server's root"),
+        ({"task_file": "examples/migration.yaml\x00"}, "contains a NUL character"),
         ({"task_file": "missing.yaml"}, "no such task file"),
         ({"task": {"goal": "g", "plugins": ["booking.py"]}}, "may not load plugins"),
         ({"task": {"goal": "g", "mcp_servers": [{"command": "sh"}]}}, "or start MCP servers"),
@@ -292,6 +293,17 @@ def test_what_a_client_may_not_name_is_a_clear_tool_error(server, args, message)
     result = call(server, "run", args)
     assert result.is_error
     assert message in result.content[0].text
+
+
+def test_a_nul_in_a_task_file_or_journal_name_is_a_clear_tool_error(server):
+    """Not the SDK's "unexpected error": a tool error naming the NUL, for every tool."""
+    for tool, args in [
+        ("validate", {"task_file": "a\x00.yaml"}),
+        ("plan", {"task_file": "a\x00.yaml"}),
+        ("replay", {"journal": "runs/a\x00.jsonl"}),
+    ]:
+        result = call(server, tool, args)
+        assert result.is_error and "contains a NUL character" in result.content[0].text, tool
 
 
 def test_planning_without_a_model_says_how_to_get_one(server):

@@ -158,6 +158,8 @@ def runs_command(
             row.parent or "",
         )
     Console(width=160).print(table)
+    if index.in_memory:  # a read-only runs folder lists all the same
+        Console(stderr=True).print(f"note: {index.in_memory}", highlight=False)
 
 
 @handle_errors

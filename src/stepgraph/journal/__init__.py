@@ -26,6 +26,7 @@ from stepgraph.journal._events import (
     Thought,
 )
 from stepgraph.journal._index import RunIndex, RunRow
+from stepgraph.journal._liveness import writer_alive
 from stepgraph.journal._reader import (
     PAGE_EVENTS,
     EventLine,
@@ -81,4 +82,5 @@ __all__ = [
     "digest",
     "read_journal",
     "read_page",
+    "writer_alive",
 ]

@@ -7,6 +7,12 @@ rows whose file is gone; every read calls it first, which keeps the index curren
 runs write (a stat per journal); `rebuild()` starts again from nothing. Lines are read
 with orjson and only the fields the index needs are looked at: a rebuild must not cost
 a full event parse.
+
+A run without `run.end` is "running" only while a process holds its journal (the
+writer's lock, `_liveness.py`); once none does, its process died (`kill -9`, a lost
+machine) and the index says "interrupted", which `stepgraph resume` finishes. Where the
+index cannot be written (a read-only runs folder, a damaged file), it is kept in memory
+and rebuilt from the journals by each process: browsing needs only to read them.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
@@ -22,6 +29,9 @@ from stat import S_ISLNK, S_ISREG
 from typing import Any
 
 import orjson
+
+from stepgraph.exceptions import JournalError
+from stepgraph.journal._liveness import writer_alive
 
 INDEX_NAME = ".index.sqlite3"
 
@@ -83,7 +93,9 @@ class RunRow:
     run_id: str
     task: str
     goal: str
-    status: str  # run.end's status; else awaiting_approval, or running (no end yet)
+    # run.end's status; else awaiting_approval, running (no end yet, and a process writes
+    # it), or interrupted (no end, and no process holds the journal any more)
+    status: str
     started: str
     duration_ms: float | None
     answer: str | None
@@ -158,27 +170,63 @@ def summarise(path: Path, lines: Iterable[bytes]) -> RunRow | None:
     )
 
 
+# What SQLite says of a database file it cannot keep: the index goes to memory then.
+_UNWRITABLE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOTADB",
+               "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_AUTH")  # fmt: skip
+
+
 class RunIndex:
     """The SQLite index of the journals in one runs folder."""
 
     def __init__(self, runs_dir: Path | str, database: Path | str | None = None) -> None:
         self.runs_dir = Path(runs_dir)
         self.database = Path(database) if database else self.runs_dir / INDEX_NAME
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        self.in_memory: str | None = None  # why the index is not kept in its file, if it is not
+        self._memory: sqlite3.Connection | None = None
+        self._memory_lock = threading.Lock()
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise JournalError(
+                f"cannot use this as a runs folder: {e.strerror or e}", path=str(self.runs_dir)
+            ) from e
+        try:
+            with self._connect() as db:
+                db.executescript(_SCHEMA)
+        except sqlite3.Error as e:
+            self._to_memory(e)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        if self._memory is not None:
+            with self._memory_lock, self._memory:
+                yield self._memory
+            return
         # One connection per operation: safe from any thread, and cheap for SQLite.
         with closing(sqlite3.connect(self.database, timeout=10)) as db, db:
             yield db
 
+    def _to_memory(self, error: sqlite3.Error) -> None:
+        """Keep the index in memory from now on, if `error` says its file cannot be kept."""
+        name = getattr(error, "sqlite_errorname", "") or ""
+        if self._memory is not None or not name.startswith(_UNWRITABLE):
+            raise error
+        self.in_memory = (
+            f"the run index cannot be written in the runs folder ({error}): it is kept in "
+            "memory instead, rebuilt from the journals"
+        )
+        self._memory = sqlite3.connect(":memory:", check_same_thread=False)
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+
     def rebuild(self) -> int:
         """Index every journal again from nothing; returns how many runs are indexed."""
-        with self._connect() as db:
-            db.execute("DELETE FROM runs")
-            db.execute("DELETE FROM not_journals")
+        try:
+            with self._connect() as db:
+                db.execute("DELETE FROM runs")
+                db.execute("DELETE FROM not_journals")
+        except sqlite3.Error as e:
+            self._to_memory(e)  # starts empty: nothing to delete
         self.refresh()
         with self._connect() as db:
             return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
@@ -189,8 +237,16 @@ class RunIndex:
         Only regular files inside the runs folder are read: a FIFO would hang every
         listing, and a link to a journal elsewhere would let that journal be served and
         decided on. A file that is not a journal is remembered (by size and time) and
-        not read again until it changes.
+        not read again until it changes. A running run whose journal no process holds
+        any more is marked interrupted.
         """
+        try:
+            return self._refresh()
+        except sqlite3.Error as e:  # a read-only folder: the first write says so
+            self._to_memory(e)
+            return self._refresh()
+
+    def _refresh(self) -> int:
         with self._connect() as db:
             known = {
                 path: (mtime, size)
@@ -219,7 +275,29 @@ class RunIndex:
                 "DELETE FROM not_journals WHERE path = ?",
                 [(path,) for path in skipped if path not in seen],
             )
+            changed += self._mark_interrupted(db)
         return changed + len(gone)
+
+    def _mark_interrupted(self, db: sqlite3.Connection) -> int:
+        """Mark interrupted the running runs whose journal no process holds; returns how many.
+
+        Only when the file is as it was indexed: a run that wrote its end and closed its
+        journal since is read again next time, not called interrupted.
+        """
+        dead = []
+        for path, mtime, size in db.execute(
+            "SELECT path, mtime_ns, size FROM runs WHERE status = 'running'"
+        ).fetchall():
+            if writer_alive(path) is not False:
+                continue
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            if (stat.st_mtime_ns, stat.st_size) == (mtime, size):
+                dead.append((path,))
+        db.executemany("UPDATE runs SET status = 'interrupted' WHERE path = ?", dead)
+        return len(dead)
 
     def _journal_stat(self, path: Path) -> os.stat_result | None:
         """The file's stat when it may be read as a journal of this folder, else None."""

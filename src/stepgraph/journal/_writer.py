@@ -22,6 +22,7 @@ import structlog
 
 from stepgraph.exceptions import JournalError, StepgraphError
 from stepgraph.journal._events import JournalEvent
+from stepgraph.journal._liveness import hold_journal, release
 from stepgraph.values import INT64_RANGE, encode_value
 
 JOURNAL_VERSION = 1
@@ -180,6 +181,8 @@ class JournalWriter:
             self._file: IO[bytes] = path.open("ab")
         except OSError as e:
             raise JournalError(f"cannot write the journal: {e.strerror}", path=str(path)) from e
+        # Held while open: the index tells a run still being written from one whose process died.
+        self._held = hold_journal(path, self._file.fileno())
         self._logger = structlog.wrap_logger(
             _LineWriter(self._file),
             # One processor, not four: each is a call per event, three events a step. It
@@ -276,6 +279,9 @@ class JournalWriter:
             except OSError as e:
                 if self._failure is None:
                     self._fail(e)
+            finally:
+                release(self._held)
+                self._held = None
 
     def __enter__(self) -> JournalWriter:
         return self

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +16,7 @@ from stepgraph.engine import Decision
 from stepgraph.exceptions import ApprovalError, JournalError, StepgraphError
 from stepgraph.journal import PAGE_EVENTS, read_page
 from stepgraph.model import ApprovalPolicy, StepGraph
-from stepgraph.serve._runs import RunManager, RunNotFound
+from stepgraph.serve._runs import RunManager, RunNotFound, StreamEnd
 from stepgraph.serve._views import result_of, review_of
 
 # Bounds on what a request may put into a journal: a name, a comment, an input value.
@@ -100,6 +102,8 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
             run_id = manager.start(
                 task=body.task, goal=body.goal, overrides=body.set, approval=body.approval
             )
+        except JournalError as e:  # the runs folder cannot be written (read-only, full)
+            raise HTTPException(503, str(e)) from e
         except StepgraphError as e:
             raise HTTPException(400, str(e)) from e
         return {"run_id": run_id}
@@ -156,19 +160,31 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
         lets a follower of a large journal start there instead of reading from its start.
         """
         try:
-            manager.row(run_id)
+            path = Path(manager.row(run_id).path)
         except RunNotFound as e:
             raise _not_found(run_id) from e
         last = request.headers.get("last-event-id")
         start = int(last) if last and last.isdigit() else after
+        if offset:  # asked here, not in the stream: a wrong offset is the request's fault
+            try:
+                read_page(path, after=start, limit=1, offset=offset)
+            except JournalError as e:
+                raise HTTPException(
+                    400, f"offset {offset} is not the start of a line of the run's journal"
+                ) from e
 
         async def stream() -> AsyncIterator[bytes]:
-            async for seq, line in manager.tail(run_id, start, offset):
+            async for item in manager.tail(run_id, start, offset):
+                if isinstance(item, StreamEnd):
+                    # The run's own end says nothing more; any other end says why.
+                    said = {} if item.reason == "ended" else asdict(item)
+                    yield b"event: end\ndata: %s\n\n" % json.dumps(said).encode()
+                    return
                 if await request.is_disconnected():
                     return
+                seq, line = item
                 # `id:` lets a reconnecting EventSource resume after the last event it saw.
                 yield b"id: %d\ndata: %s\n\n" % (seq, line)
-            yield b"event: end\ndata: {}\n\n"
 
         return StreamingResponse(
             stream(),
@@ -201,9 +217,28 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
             raise _not_found(run_id) from e
         except ApprovalError as e:
             raise HTTPException(409, str(e)) from e
+        except JournalError as e:  # the runs folder cannot be written (read-only, full)
+            raise HTTPException(503, str(e)) from e
         except StepgraphError as e:  # an edited plan that fails the static checks
             raise HTTPException(400, str(e)) from e
         return {"run_id": run_id, "decision": decision.action, "by": decision.who}
+
+    @router.post("/runs/{run_id}/continue", status_code=202)
+    def continue_run(run_id: str) -> dict[str, str]:
+        """Carry out a decision recorded but not carried out: the server that took it stopped.
+
+        A run interrupted while its steps ran is not continued here: `stepgraph resume`
+        on the server finishes it (the run's `way_on` says so).
+        """
+        try:
+            decided = manager.continue_run(run_id)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        except ApprovalError as e:
+            raise HTTPException(409, str(e)) from e
+        except StepgraphError as e:
+            raise HTTPException(400, str(e)) from e
+        return {"run_id": run_id, "continued": decided}
 
     @router.post("/runs/{run_id}/approve", status_code=202)
     def approve(run_id: str, body: DecisionIn) -> dict[str, str]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from stepgraph.planner import Planner
@@ -47,8 +51,20 @@ def create_app(
         version="1",
     )
     app.state.manager = manager
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.include_router(api_router(manager, csrf_token))
     app.include_router(pages_router(manager, csrf_token))
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
     hosts = AllowedHosts.of(host, port=port, extra=allow_hosts)
     return Guard(app, token=token, csrf_token=csrf_token, hosts=hosts, max_body=max_body)
+
+
+async def _invalid_request(request: Request, error: Exception) -> Response:
+    """422 with what was wrong, as FastAPI says it, written as ASCII JSON.
+
+    FastAPI's own handler echoes the input as UTF-8: a lone surrogate in a request's JSON
+    (an escaped D800) has none, and its 422 became a 500.
+    """
+    assert isinstance(error, RequestValidationError)
+    body = json.dumps({"detail": jsonable_encoder(error.errors())}, ensure_ascii=True)
+    return Response(body, status_code=422, media_type="application/json")

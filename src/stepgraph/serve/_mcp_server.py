@@ -29,6 +29,7 @@ from stepgraph.engine import Engine, ParkingApprover, PlanView, code_inside, pla
 from stepgraph.exceptions import PlanValidationError, StepgraphError, UntrustedTaskError
 from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
 from stepgraph.planner import Planner
+from stepgraph.serve._names import path_problem
 from stepgraph.task import load_task, plugins_outside, too_deep
 from stepgraph.units import display_data
 
@@ -58,6 +59,9 @@ class StepgraphMcp:
         return Engine(planner=self.planner(), journal_dir=self.journal_dir)
 
     def _inside_root(self, name: str, what: str) -> Path:
+        problem = path_problem(name)
+        if problem:
+            raise ToolError(f"{what} {name!r}: the name {problem}")
         path = (self.root / name).resolve()
         if not path.is_relative_to(self.root):
             raise ToolError(f"{what} {name!r} is outside the server's root {self.root}")

@@ -10,7 +10,14 @@ from fastapi.templating import Jinja2Templates
 
 from stepgraph.journal import LARGE_JOURNAL
 from stepgraph.serve._runs import RunManager, RunNotFound
-from stepgraph.serve._views import NODE_H, NODE_W, review_of, run_view
+from stepgraph.serve._views import (
+    NODE_H,
+    NODE_W,
+    recorded_decision,
+    review_of,
+    run_view,
+    way_on,
+)
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 STATUSES = (
@@ -49,6 +56,7 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
                 "status": status,
                 "task": task,
                 "statuses": STATUSES,
+                "index_note": manager.index.in_memory,
                 "csrf": csrf_token,
             },
         )
@@ -71,6 +79,8 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
                 "node_h": NODE_H,
                 "parent": parent,
                 "forks": manager.index.children(row.run_id),
+                "way_on": way_on(row),
+                "continuable": row.status == "interrupted" and recorded_decision(Path(row.path)),
                 "csrf": csrf_token,
             },
         )

@@ -8,31 +8,46 @@ is the journal file read as it grows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepgraph.engine import Decision, Engine, RunOptions, code_inside, record_decision, replay
+from stepgraph.engine import (
+    Decision,
+    Engine,
+    RunOptions,
+    code_inside,
+    continue_decided,
+    record_decision,
+    replay,
+)
 from stepgraph.exceptions import (
+    ApprovalError,
     JournalError,
     PlannerNotConfiguredError,
     StepgraphError,
     TaskFileError,
 )
-from stepgraph.journal import RunIndex, RunRow, read_page
+from stepgraph.journal import RunIndex, RunRow, read_page, writer_alive
 from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.planner import Planner
+from stepgraph.serve._names import file_part, path_problem
+from stepgraph.serve._views import recorded_decision, way_on
 from stepgraph.task import load_task, plugins_outside
 from stepgraph.tools import Tool
 
 log = logging.getLogger("stepgraph.serve")
 TAIL_INTERVAL = 0.02  # seconds between looks at a journal that has not grown
 TAIL_PAGE = 200  # events read at a time by a follower
+LIVENESS_POLLS = 25  # idle looks between asking whether a process still writes the journal
 
 
 class RunNotFound(LookupError):
@@ -72,6 +87,9 @@ class RunManager:
 
     def task_path(self, name: str) -> Path:
         """A task file inside the workspace; anything outside it is refused."""
+        problem = path_problem(name)
+        if problem:
+            raise TaskFileError(f"the task file's name {problem}", path=repr(name))
         path = (self.workspace / name).resolve()
         if not path.is_relative_to(self.workspace):
             raise TaskFileError("task files must be inside the server's workspace", path=name)
@@ -110,14 +128,21 @@ class RunManager:
             )
         run_id = uuid.uuid4().hex[:12]
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        journal = self.runs_dir / f"{stamp}-{prepared.task.name}.jsonl"
+        journal = self.runs_dir / f"{stamp}-{file_part(prepared.task.name, 'task')}.jsonl"
         options = RunOptions(run_id=run_id)
+        errors: list[StepgraphError] = []
 
         def work() -> None:
-            engine.run(prepared, journal=journal, approval=approval, options=options)
+            try:
+                engine.run(prepared, journal=journal, approval=approval, options=options)
+            except StepgraphError as e:
+                errors.append(e)
+                raise
 
         thread = self._spawn(run_id, work)
         self._wait_for_journal(journal, thread)
+        if errors and self.index.at(journal) is None:  # it stopped before its first event
+            raise _unpathed(errors[0], "cannot start the run")
         return run_id
 
     def decide(self, run_id: str, decision: Decision) -> None:
@@ -130,8 +155,15 @@ class RunManager:
         parks again with the new plan, so it is carried out before this returns: the
         approval page that follows shows the new plan and its diff.
         """
-        path = Path(self.row(run_id).path)
-        pending = record_decision(path, decision, tools=self.tools, planner=self.planner)
+        row = self.row(run_id)
+        path = Path(row.path)
+        try:
+            pending = record_decision(path, decision, tools=self.tools, planner=self.planner)
+        except ApprovalError as e:
+            way = way_on(row)
+            raise ApprovalError(f"{e}; {way}" if way else str(e)) from e
+        except JournalError as e:
+            raise _unpathed(e, "cannot record the decision") from e
 
         def work() -> None:
             with pending:
@@ -142,11 +174,49 @@ class RunManager:
         else:
             self._spawn(run_id, work)
 
+    def continue_run(self, run_id: str) -> str:
+        """Carry out a decision recorded but never carried out (its process stopped).
+
+        Returns who decided what; refused (`ApprovalError`) when the run has no such
+        decision: it is parked (decide it), ended, running, or was interrupted while its
+        steps ran (`stepgraph resume` finishes that).
+        """
+        row = self.row(run_id)
+        path = Path(row.path)
+        recorded = recorded_decision(path)
+        if recorded is None or row.status != "interrupted":
+            raise ApprovalError(
+                "the run has no recorded decision waiting to be carried out: "
+                + (way_on(row) or f"it is {row.status.replace('_', ' ')}")
+            )
+        size = path.stat().st_size
+        outcome: list[object] = []
+
+        def work() -> None:
+            try:
+                outcome.append(continue_decided(path, tools=self.tools, planner=self.planner))
+            except StepgraphError as e:
+                outcome.append(e)
+                raise
+
+        thread = self._spawn(run_id, work)
+        deadline = time.monotonic() + 10
+        while thread.is_alive() and time.monotonic() < deadline:  # until it writes, or stops
+            with contextlib.suppress(OSError):
+                if path.stat().st_size > size:
+                    break
+            time.sleep(0.005)
+        if outcome and isinstance(outcome[0], StepgraphError):
+            raise outcome[0]
+        if outcome and outcome[0] is None:
+            raise ApprovalError("the run has no recorded decision waiting to be carried out")
+        return recorded
+
     def fork(self, run_id: str, step: str) -> str:
         """A new run of the recorded one: `step` and what depends on it run again."""
         parent = Path(self.row(run_id).path)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        out = self.runs_dir / f"{parent.stem}.fork-{step}-{stamp}.jsonl"
+        out = self.runs_dir / f"{parent.stem}.fork-{file_part(step, 'step')}-{stamp}.jsonl"
         errors: list[BaseException] = []
 
         def work() -> None:
@@ -206,27 +276,107 @@ class RunManager:
 
     async def tail(
         self, run_id: str, after_seq: int = 0, offset: int = 0
-    ) -> AsyncIterator[tuple[int, bytes]]:
-        """The journal's lines with their seq as they are written (after `after_seq`), to `run.end`.
+    ) -> AsyncIterator[tuple[int, bytes] | StreamEnd]:
+        """The journal's lines with their seq as they are written (after `after_seq`), then the end.
 
         Reading the file rather than listening inside the engine means a run started by
         another process (the command line) is followed the same way. It is read a page
         at a time from where the last page stopped (from byte `offset` at first), so
-        what is held is one page, whatever the size of the journal.
+        what is held is one page, whatever the size of the journal. The last item says
+        why it stopped: the run ended, or its journal was replaced, removed or cut
+        shorter than what was read, or no process writes it any more (interrupted).
         """
         path = Path(self.row(run_id).path)
         after = after_seq
+        try:
+            first = path.stat()
+        except OSError:
+            yield StreamEnd.of("journal_removed")
+            return
+        idle = 0
+        last_kind = ""
         while True:
             try:
                 page = await asyncio.to_thread(
                     read_page, path, after=after, offset=offset, limit=TAIL_PAGE
                 )
             except JournalError:  # gone, or rewritten under the offset
+                yield StreamEnd.of(_changed(path, first, offset) or "journal_truncated")
                 return
             for line in page.lines:
                 yield line.seq, line.text
+            if page.lines:
+                last_kind = page.lines[-1].kind
             offset, after = page.next_offset, page.last_seq
             if page.ended:
+                yield StreamEnd.of("ended")
                 return
-            if not page.lines:  # at the end, or at a line still being written
-                await asyncio.sleep(TAIL_INTERVAL)
+            changed = _changed(path, first, offset)
+            if changed:
+                yield StreamEnd.of(changed)
+                return
+            if page.lines:
+                idle = 0
+                continue
+            # At the end, or at a line still being written: look again soon, and now
+            # and then ask whether anyone still writes it (a parked run waits, unwritten).
+            idle += 1
+            asking = idle == 1 or idle % LIVENESS_POLLS == 0  # at once, then now and then
+            if (
+                asking
+                and last_kind != "plan.awaiting"
+                and await asyncio.to_thread(writer_alive, path) is False
+            ):  # the index says whether that is a run parked or one whose process died
+                row = await asyncio.to_thread(self.index.at, path)
+                if row is not None and row.status == "interrupted":
+                    yield StreamEnd.of("interrupted")
+                    return
+            await asyncio.sleep(TAIL_INTERVAL)
+
+
+def _unpathed(error: StepgraphError, doing: str) -> StepgraphError:
+    """The error without the server's path in its message (a journal's is the runs folder's)."""
+    if not isinstance(error, JournalError):
+        return error
+    said = str(error).removeprefix(f"{error.path}: ") if error.path else str(error)
+    return JournalError(f"{doing}: {said}")
+
+
+_END_MESSAGES = {
+    "ended": "the run ended",
+    "journal_replaced": "the run's journal was replaced by another file while it was "
+    "followed: what was shown is not what the file holds now; reload the page",
+    "journal_removed": "the run's journal was removed while it was followed",
+    "journal_truncated": "the run's journal was cut shorter (or rewritten) while it was "
+    "followed: what was shown is not what the file holds now; reload the page",
+    "interrupted": "no process writes the run any more: it stopped before the run ended "
+    "(interrupted); reload the page to see how it goes on",
+}
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """Why a followed journal's stream stopped, for the follower to say."""
+
+    reason: str  # a key of `_END_MESSAGES`
+    message: str
+
+    @classmethod
+    def of(cls, reason: str) -> StreamEnd:
+        """The end for `reason`, with its message."""
+        return cls(reason, _END_MESSAGES[reason])
+
+
+def _changed(path: Path, first: os.stat_result, offset: int) -> str | None:
+    """Whether the journal at `path` is no longer the file being read, or is shorter than read."""
+    try:
+        now = path.stat()
+    except FileNotFoundError:
+        return "journal_removed"
+    except OSError:
+        return None
+    if (now.st_dev, now.st_ino) != (first.st_dev, first.st_ino):
+        return "journal_replaced"
+    if now.st_size < offset:
+        return "journal_truncated"
+    return None

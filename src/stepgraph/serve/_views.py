@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
+import orjson
 
 from stepgraph.engine import Engine, ParkedRun, parked
 from stepgraph.executor import build_graph
@@ -19,6 +21,7 @@ NODE_W, NODE_H, GAP_X, GAP_Y = 170, 46, 60, 22
 MAX_DRAWN_STEPS = 1_000  # a larger plan is not drawn: the page lists what its steps did instead
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 _TOLERANCE = 5e-3  # an answer may round 962.2800001 to 962.28
+_TAIL_BYTES = 2**16  # the end of a journal read for its last two events
 
 
 @dataclass
@@ -141,6 +144,58 @@ def answer_parts(answer: str, magnitudes: dict[str, list[float]]) -> list[dict[s
     return parts
 
 
+def recorded_decision(path: Path) -> str | None:
+    """Who decided, when the journal ends with a decision on its parked plan and nothing since.
+
+    Such a decision was recorded by a process that stopped before carrying it out (or is
+    about to); only the end of the journal is read.
+    """
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            file.seek(max(0, size - _TAIL_BYTES))
+            tail = file.read(_TAIL_BYTES)
+    except OSError:
+        return None
+    lines = [line for line in tail.split(b"\n") if line.strip()]
+    if size > _TAIL_BYTES:
+        lines = lines[1:]  # the first may be the end of a longer line
+    if len(lines) < 2:
+        return None
+    try:
+        awaiting, decided = orjson.loads(lines[-2]), orjson.loads(lines[-1])
+    except orjson.JSONDecodeError:  # a line still being written
+        return None
+    if not isinstance(awaiting, dict) or not isinstance(decided, dict):
+        return None
+    verb = {"plan.approved": "the approval", "plan.rejected": "the rejection"}
+    if (
+        awaiting.get("event") != "plan.awaiting"
+        or decided.get("event") not in verb
+        or decided.get("plan_hash") != awaiting.get("plan_hash")
+    ):
+        return None
+    return f"{verb[decided['event']]} by {decided.get('who')} ({decided.get('how')})"
+
+
+def way_on(row: RunRow) -> str | None:
+    """How a run whose process stopped goes on (for the API and the page); None for others."""
+    if row.status != "interrupted" or row.duration_ms is not None:  # ended, or never stopped
+        return None
+    decided = recorded_decision(Path(row.path))
+    if decided:
+        return (
+            f"{decided} was recorded but not carried out (the process that recorded it "
+            f"stopped): POST /api/runs/{row.run_id}/continue carries it out (the Continue "
+            "button on the run's page)"
+        )
+    return (
+        "the process running it stopped before the run ended: finish it on the server with "
+        f"`stepgraph resume RUNS/{Path(row.path).name}` (RUNS: the runs folder); steps that "
+        "finished are not run again"
+    )
+
+
 def result_of(row: RunRow) -> dict[str, Any]:
     """A run's result as the API gives it: the index row, values, verdicts, the linked answer.
 
@@ -162,6 +217,7 @@ def result_of(row: RunRow) -> dict[str, Any]:
         "answer": found.answer,
         "last_seq": found.last_seq,
         "journal_bytes": found.size,
+        "way_on": way_on(row),
     }
 
 

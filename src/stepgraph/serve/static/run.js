@@ -172,4 +172,26 @@ source.onmessage = (message) => {
   window.stepgraphArrivals.push({seq: event.seq, event: event.event, ts: event.ts, at: Date.now()});
   handle(event);
 };
-source.addEventListener("end", () => source.close());
+// The stream ends with the run, or says why it stopped short: the journal was replaced,
+// cut shorter or removed while followed, or no process writes the run any more.
+source.addEventListener("end", (message) => {
+  source.close();
+  const why = JSON.parse(message.data || "{}");
+  if (!why.reason) return;
+  if (why.reason === "interrupted") {
+    setStatus("interrupted");
+    if (document.getElementById("way-on")) return;  // the page says how it goes on already
+  }
+  const notice = document.getElementById("stream-end");
+  notice.textContent = why.message;
+  notice.hidden = false;
+});
+const continueButton = document.getElementById("continue-button");
+if (continueButton) {
+  continueButton.addEventListener("click", async () => {
+    try {
+      await postJSON(`/api/runs/${runId}/continue`, {});
+      location.reload();
+    } catch (error) { alert(error.message); }
+  });
+}
