@@ -219,7 +219,7 @@ def test_a_check_over_a_failed_step_is_not_run_rather_than_failed(run_task):
     result, _ = run_task(task)
     assert result.status is RunStatus.STEP_FAILED and "b" in result.failed
     checks = [v for v in result.verdicts if v.kind == VerdictKind.CHECK]
-    assert [(v.description, v.passed) for v in checks] == [("${a} == 42 (a is 42)", True)]
+    assert [(v.description, v.passed) for v in checks] == [("${a} == 42: 42 == 42 (a is 42)", True)]
 
 
 @pytest.mark.xfail(

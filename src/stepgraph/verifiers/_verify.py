@@ -13,6 +13,7 @@ from stepgraph.references import ReferenceError_, find_references, lookup
 from stepgraph.tools import ToolRegistry, default_registry
 from stepgraph.tools.expression import bind, evaluate
 from stepgraph.units import compatible, dimension_name, format_value, is_count_unit, parse_unit
+from stepgraph.verifiers._shown import written_check
 
 
 def verify(
@@ -99,13 +100,15 @@ def _whole(value: Any) -> bool:
 
 
 def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
-    """Evaluate one declared check with the exact step values."""
-    description = check.expression + (f" ({check.why})" if check.why else "")
+    """Evaluate one declared check with the exact step values, and say them."""
+    why = f" ({check.why})" if check.why else ""
+    description = check.expression + why
     try:
         shown = {
             ref.text: format_value(lookup(ref, scope)) for ref in find_references(check.expression)
         }
-        outcome = evaluate(bind(check.expression, scope))
+        bound = bind(check.expression, scope)
+        outcome = evaluate(bound)
     except (StepgraphError, ReferenceError_) as e:
         return Verdict(kind=VerdictKind.CHECK, passed=False, description=f"{description}: {e}")
     if not isinstance(outcome, bool):
@@ -115,4 +118,6 @@ def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
             values=shown,
             description=f"{description}: evaluates to {format_value(outcome)}, not true or false",
         )
+    said = written_check(bound, outcome)
+    description = f"{check.expression}: {said}{why}" if said else description
     return Verdict(kind=VerdictKind.CHECK, passed=outcome, description=description, values=shown)
