@@ -13,6 +13,7 @@ from stepgraph.references import ReferenceError_, find_references, lookup
 from stepgraph.tools import ToolRegistry, default_registry
 from stepgraph.tools.expression import bind, evaluate
 from stepgraph.units import compatible, dimension_name, format_value, is_count_unit, parse_unit
+from stepgraph.verifiers._depends import unchecked_references
 from stepgraph.verifiers._shown import written_check
 
 
@@ -100,7 +101,11 @@ def _whole(value: Any) -> bool:
 
 
 def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
-    """Evaluate one declared check with the exact step values, and say them."""
+    """Evaluate one declared check with the exact step values, and say them.
+
+    The verdict's `values` name the references whose values the outcome depends on: a
+    check that holds whatever the values are (``${a} == ${a}``) checks nothing, and says so.
+    """
     why = f" ({check.why})" if check.why else ""
     description = check.expression + why
     try:
@@ -119,5 +124,16 @@ def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
             description=f"{description}: evaluates to {format_value(outcome)}, not true or false",
         )
     said = written_check(bound, outcome)
-    description = f"{check.expression}: {said}{why}" if said else description
-    return Verdict(kind=VerdictKind.CHECK, passed=outcome, description=description, values=shown)
+    free = unchecked_references(bound, outcome)
+    checked = {text: value for text, value in shown.items() if text not in free}
+    if not checked:  # nothing it names changes its outcome: no value was checked
+        verb = "holds" if outcome else "fails"
+        description = (
+            f"not a check: {check.expression} {verb} whatever the values are"
+            f"{f' ({said})' if said else ''}{why}, so it verifies no value"
+        )
+    else:
+        description = f"{check.expression}: {said}{why}" if said else description
+        if free:
+            description += f"; its outcome does not depend on {', '.join(free)}"
+    return Verdict(kind=VerdictKind.CHECK, passed=outcome, description=description, values=checked)
