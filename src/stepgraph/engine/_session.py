@@ -391,7 +391,7 @@ class RunSession:
         if template:
             named = {ref.step for ref in find_references(template)}
         else:
-            named = set(sources.values())
+            named = {name for names in sources.values() for name in names.split(", ")}
         named &= steps
         if named or template:
             return named
