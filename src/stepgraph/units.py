@@ -499,3 +499,29 @@ def format_pair(left: Any, right: Any) -> tuple[str, str]:
         return format_value(a.to(unit)), format_value(b.to(unit))
     except (TypeError, ValueError, ArithmeticError, pint.PintError):  # say them as they are
         return format_value(left), format_value(right)
+
+
+def format_alike(values: list[Any]) -> list[str]:
+    """Format values read in one message: each quantity in the unit of the first of its kind.
+
+    ``3 x 962.28 GB = 2,886.84 GB >= 2,500 GB``, not ``... = 2.88684 TB >= 2.5 TB``: every
+    quantity of one dimension is written in one unit, that of the first one listed (the
+    caller lists what was given, the operands, before what was computed from them).
+    Plain numbers and quantities of other dimensions are formatted as they are.
+    """
+    units: list[pint.Unit] = []
+    shown = []
+    for value in values:
+        if not isinstance(value, pint.Quantity):
+            shown.append(format_value(value))
+            continue
+        try:
+            unit = next((u for u in units if value.is_compatible_with(u)), None)
+            if unit is None:
+                units.append(cast(pint.Unit, value.units))
+            elif unit != value.units:
+                value = value.to(unit)
+        except (TypeError, ValueError, ArithmeticError, pint.PintError):
+            pass  # said as it is
+        shown.append(format_value(value))
+    return shown

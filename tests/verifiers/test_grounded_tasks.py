@@ -105,6 +105,11 @@ def _link_unquoted(task):
     task["inputs"]["link"] = {"value": "450 MB/s"}
 
 
+def _utilisation_as_its_complement(task):
+    """0.1 is 1 - 90%: nothing in "90% utilisation" says a share is lost."""
+    task["inputs"]["utilisation"]["value"] = 0.1
+
+
 MISTAKES = [
     (_mbps_as_mb_per_s, "inputs.link: the value '450 MB/s' is not what the quote '450 Mbps'"),
     (_tb_as_tib, "inputs.data: the value '2.5 TiB' is not what the quote 'moving 2.5 TB'"),
@@ -115,6 +120,10 @@ MISTAKES = [
     (_window_left_out, "inputs.window: no step or check uses this input"),
     (_window_not_there, "the goal states '00:00 to 06:00' but no step or check uses it"),
     (_link_unquoted, "inputs.link: a grounded task's input quotes the goal's words"),
+    (
+        _utilisation_as_its_complement,
+        "inputs.utilisation: the value 0.1 is not what the quote '90% utilisation' states",
+    ),
 ]
 IDS = [
     "Mbps-as-MB/s",
@@ -126,6 +135,7 @@ IDS = [
     "window-unused-no-expect-unit",
     "window-left-out-no-expect-unit",
     "unquoted-wrong-link",
+    "utilisation-as-0.1",
 ]
 
 
@@ -200,7 +210,7 @@ def test_the_same_mistake_in_plan_inputs_is_refused_with_the_same_message(change
         ("12% lost to retries", 12, False),  # a bare 12 would multiply by twelve
         ("12% lost to retries", 0.8, False),
         ("90% utilisation", 0.9, True),
-        ("90% utilisation", 0.1, True),
+        ("90% utilisation", 0.1, False),  # no loss in the words: the rest is not 90%
         ("from 00:00 to 06:00", "6 h", True),
         ("from 00:00 to 06:00", "360 min", True),
         ("from 00:00 to 06:00", "6 min", False),
@@ -292,3 +302,42 @@ def test_a_set_value_of_a_grounded_task_is_held_to_the_goal_and_named_as_set(tmp
     with pytest.raises(PlanValidationError, match=r"value '1 Gbps \(as set\)' is not what"):
         Engine().validate(path, overrides={"link": "1Gbps"})
     Engine().validate(path, overrides={"link": "56.25 MB/s"})  # the same quantity
+
+
+def test_a_complement_refused_says_why(tmp_path):
+    """The refusal of 0.1 for 90% says what the quote states and when the rest would count."""
+    with pytest.raises(PlanValidationError) as refused:
+        Engine().run(_write(tmp_path, _utilisation_as_its_complement), journal=tmp_path / "r.jsonl")
+    [problem] = [str(p) for p in refused.value.problems if "inputs.utilisation" in str(p)]
+    assert "(0.9); 0.1 is the rest, 1 - 90%, which counts only where the goal's words" in problem
+
+
+def test_a_short_quote_is_read_with_the_goal_words_around_it(tmp_path):
+    """The quote "12%" of "with 12% lost to retries" states a loss: 0.88 is what is kept."""
+
+    def change(task):
+        task["inputs"]["retry_factor"]["quote"] = "12%"
+
+    result = Engine().run(_write(tmp_path, change), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.VERIFIED
+
+
+@pytest.mark.parametrize(
+    ("goal", "percent", "literal", "used"),
+    [
+        (GOAL, "12%", "0.88", True),  # "12% lost to retries": the share kept
+        (GOAL, "90%", "0.1", False),  # "90% utilisation": the rest is no number of the goal
+        ("A 2 TB disk is 65% full. How many GB are free?", "65%", "0.35", True),
+        ("Prices are 30% off", "30%", "0.7", True),
+        ("The link runs at 90% utilisation", "90%", "0.1", False),
+    ],
+)
+def test_a_plan_literal_is_a_complement_only_where_the_words_say_a_share_is_lost(
+    goal, percent, literal, used
+):
+    plan = StepGraph.model_validate(
+        {"steps": [{"id": "x", "tool": "calculate", "args": {"expression": f"2 * {literal}"}}]}
+    )
+    verdict = goal_coverage(goal, plan)
+    assert verdict is not None
+    assert (verdict.values[percent] == "used") is used

@@ -7,7 +7,6 @@ missing and why.
 from __future__ import annotations
 
 import re
-from contextlib import suppress
 from typing import Any
 
 import networkx as nx
@@ -84,21 +83,30 @@ def answer_sources(
 ) -> dict[str, str]:
     """Each number of the answer as shown, and the step (or input) it comes from.
 
-    A template names its steps; a model's own words are traced number by number.
+    A template names its steps: each number is mapped to the references that wrote it,
+    never to another step that happens to hold the same number. Two references written
+    alike are both named, in the template's order (``{"1": "best, nights_b"}``). A
+    model's own words are traced number by number.
     """
     template = task.answer or plan.answer
     if template:
         scope = {"inputs": task.inputs, **execution.values}
         converted = {said.start: said for said in said_words(template, scope) if not said.problem}
-        sources = {}
+        named: dict[str, list[str]] = {}
         for match in REFERENCE_PATTERN.finditer(template):
             ref = next(find_references(match.group(0)))
             if match.start() in converted:  # written in the template's unit: "5.55556 hours"
-                sources[converted[match.start()].text] = ref.text[2:-1]
-                continue
-            with suppress(ReferenceError_):
-                sources[format_value(lookup(ref, scope))] = ref.text[2:-1]
-        return sources
+                shown = converted[match.start()].text
+            else:
+                try:
+                    shown = format_value(lookup(ref, scope))
+                except ReferenceError_:
+                    continue
+            steps = named.setdefault(shown, [])
+            name = ".".join((ref.step, *ref.path))
+            if name not in steps:
+                steps.append(name)
+        return {shown: ", ".join(steps) for shown, steps in named.items()}
     traced = [v for v in verdicts if v.kind == VerdictKind.ANSWER and v.step is None]
     if not traced:
         return {}

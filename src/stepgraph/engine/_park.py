@@ -41,6 +41,7 @@ from stepgraph.journal import (
     ObservationEvent,
     PlanApproved,
     PlanAwaiting,
+    PlanEdited,
     PlanRejected,
     Prior,
     Recording,
@@ -197,6 +198,7 @@ class PendingDecision:
             run_id=recording.run_id,
             start_seq=last_seq,
             recorded=self.decision if self.recorded else None,
+            edited=edited_plans(recording.journal),
         )
         return engine.run(prepared, journal=self._lock.path, listeners=listeners, options=options)
 
@@ -390,6 +392,11 @@ def _settled(
         for sid, value in prior.values.items()
         if sid in signatures
     }
+
+
+def edited_plans(journal: Journal) -> frozenset[str]:
+    """The hashes of the plans a person wrote at an approval of this run (``plan.edited``)."""
+    return frozenset(event.plan_hash for event in journal.events if isinstance(event, PlanEdited))
 
 
 def _prepared(recording: Recording, engine: Engine) -> PreparedTask:

@@ -9,7 +9,7 @@ from typing import Any
 
 from stepgraph.engine._approval import Approver, plan_view, tool_prints
 from stepgraph.engine._engine import Engine
-from stepgraph.engine._park import continue_decided, parked
+from stepgraph.engine._park import continue_decided, edited_plans, parked
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import ApprovalError, JournalError
 from stepgraph.journal import Listener, Recording
@@ -98,6 +98,7 @@ def resume(
         run_id=recording.run_id,
         start_seq=recording.last_seq,
         budget=budget,
+        edited=edited_plans(recording.journal),
     )
     return engine.run(
         prepared, journal=path, listeners=listeners, approver=approver, options=options

@@ -139,6 +139,9 @@ class RunOptions:
     # A decision already in the journal (recorded under the run's lock before the decider
     # was answered): the approver hands it over to be carried out, not journaled twice.
     recorded: Decision | None = None
+    # The plans a person wrote at an approval before this process (`plan.edited`, by hash):
+    # a resumed or continued run judges them as the person's, as the run that took the edit.
+    edited: frozenset[str] = frozenset()
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -205,8 +208,11 @@ class RunSession:
             return False
         if self.options.prior is None and self.options.awaiting is None:
             return True
-        # A resumed or parked run did not pass `_first_plan`: the task's plan is given.
-        given = {self.options.plan_file.plan_hash} if self.options.plan_file else set()
+        # A resumed or parked run did not pass `_first_plan` or an edit here: the task's
+        # plan and the plans a person edited are given.
+        given = set(self.options.edited)
+        if self.options.plan_file:
+            given.add(self.options.plan_file.plan_hash)
         if self.prepared.plan is not None:
             given.add(self._plan_hash(self.prepared.plan))
         return self._plan_hash(plan) not in given
@@ -393,7 +399,7 @@ class RunSession:
         if template:
             named = {ref.step for ref in find_references(template)}
         else:
-            named = set(sources.values())
+            named = {name for names in sources.values() for name in names.split(", ")}
         named &= steps
         if named or template:
             return named

@@ -27,7 +27,7 @@ from stepgraph.tools.expression import (
 )
 from stepgraph.units import (
     convert,
-    format_pair,
+    format_alike,
     format_value,
     normalize,
     parse_quantity,
@@ -56,22 +56,17 @@ def _rounding_check(step: str, name: str, n: Any, a: Any, b: Any) -> Verdict:
     # One more or one fewer in the result's own unit: ceil(5 GB / (2 MB/s)) is in seconds.
     one = quantity(1, str(n.units)) if isinstance(n, pint.Quantity) else 1
     covered = normalize(n * b)
+    # One unit for the message, the divisor's as it is written: 3 x 962.28 GB = 2,886.84 GB.
     if name == "ceil":
         fewer = normalize((n - one) * b)
         passed = _at_least(covered, a, TOLERANCE) and not _at_least(fewer, a, TOLERANCE)
-        shown, total = format_pair(covered, a)
-        text = (
-            f"ceil: {format_value(n)} x {format_value(b)} = {shown} >= {total}, "
-            f"and one fewer ({format_pair(fewer, a)[0]}) falls short"
-        )
+        count, per, total, shown, other = format_alike([n, b, a, covered, fewer])
+        text = f"ceil: {count} x {per} = {shown} >= {total}, and one fewer ({other}) falls short"
     else:
         more = normalize((n + one) * b)
         passed = _at_least(a, covered, TOLERANCE) and not _at_least(a, more, TOLERANCE)
-        shown, total = format_pair(covered, a)
-        text = (
-            f"floor: {format_value(n)} x {format_value(b)} = {shown} <= {total}, "
-            f"and one more ({format_pair(more, a)[0]}) exceeds it"
-        )
+        count, per, total, shown, other = format_alike([n, b, a, covered, more])
+        text = f"floor: {count} x {per} = {shown} <= {total}, and one more ({other}) exceeds it"
     return _verdict(step, passed, text, result=n, numerator=a, denominator=b)
 
 
@@ -121,7 +116,7 @@ def reverse_calculate(step: str, expression: Any, result: Any) -> Verdict | None
             back = normalize(inverse(result, right))
         except OverflowError:  # integers too large to divide into a float: check forwards
             forward = normalize(_OPERATIONS[type(node.op)](left, right))
-            shown, expected = format_pair(forward, result)
+            expected, shown = format_alike([result, forward])
             return _verdict(
                 step,
                 close(forward, result),
@@ -129,11 +124,12 @@ def reverse_calculate(step: str, expression: Any, result: Any) -> Verdict | None
                 result=result,
                 recomputed=forward,
             )
-        shown, expected = format_pair(back, left)
+        # The operands first: what they recompute is written in their units.
+        value, operand, expected, shown = format_alike([result, right, left, back])
         return _verdict(
             step,
             close(back, left),
-            f"{format_value(result)} {symbol} {format_value(right)} = {shown}, expected {expected}",
+            f"{value} {symbol} {operand} = {shown}, expected {expected}",
             result=result,
             operand=right,
             recomputed=back,
@@ -154,10 +150,10 @@ def reverse_convert(step: str, args: dict[str, Any], result: Any) -> Verdict:
         passed = close(back, original)
     except StepgraphError:
         back, passed = None, False
+    # The result in the unit it was converted to; what is compared, in the original's.
+    expected, shown = format_alike([original, back])
     if back is None:
-        shown, expected = "impossible", format_value(original)
-    else:
-        shown, expected = format_pair(back, original)
+        shown = "impossible"
     return _verdict(
         step,
         passed,

@@ -473,12 +473,20 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
         return func(*args)
 
     def _source(self, node: ast.AST) -> str:
-        """A subexpression as it was written: references by name, ``2500 GB`` unbracketed."""
-        text = ast.unparse(node).replace(_COUNT, "")
-        text = _PRODUCT.sub(r"\1 \2", text)
-        for name, reference in self.references.items():
-            text = re.sub(rf"\b{name}\b", reference.text.replace("\\", r"\\"), text)
-        return text
+        return written(node, self.references)
+
+
+def written(node: ast.AST, references: Mapping[str, Reference]) -> str:
+    """A subexpression as it was written: references by name, ``2500 GB`` unbracketed.
+
+    `references` maps the parsed expression's placeholder names to their references
+    (`Parsed.references`).
+    """
+    text = ast.unparse(node).replace(_COUNT, "")
+    text = _PRODUCT.sub(r"\1 \2", text)
+    for name, reference in references.items():
+        text = re.sub(rf"\b{name}\b", reference.text.replace("\\", r"\\"), text)
+    return text
 
 
 _ALLOWED_NODES = (
@@ -775,4 +783,5 @@ __all__ = [
     "suggest_unit",
     "units_do_not_cancel",
     "without_magnitude",
+    "written",
 ]

@@ -1,14 +1,15 @@
 """Coverage of a goal: every number the goal states must be used by the plan.
 
-A plan whose numbers agree with each other can still ignore the goal: a real small
-model answered "A 2 TB disk is 65% full. How many GB are free?" with 2,000 GB, a plan
-that never used 65%. Each number of the goal must appear in some step's arguments or a
-check: as written, or for a percentage as its fraction or complement (12% as 0.12, 0.88
-or 88), or for a clock range ("00:00 to 06:00") as its length; or be the value of an
-input the plan refers to (`states`). The verdict after the run holds a model's plan of a
-typed goal and any plan of a task with ``grounded: true``; a person's plan of another task
-is not held to its goal's prose ("a DAG of 25 steps"). A number the plan does not use
-makes the run unverified: the repair round tells the model which one.
+A plan whose numbers agree with each other can still ignore the goal: a real small model
+answered "A 2 TB disk is 65% full. How many GB are free?" with 2,000 GB, a plan that never
+used 65%. Each number of the goal must appear in some step's arguments or a check: as
+written, or for a percentage as its fraction (12% as 0.12) or, where the goal's words say
+a share is lost or left, its complement ("12% lost": 0.88 or 88), or for a clock range
+("00:00 to 06:00") as its length; or be the value of an input the plan refers to
+(`states`). The verdict after the run holds a model's plan of a typed goal and any plan of
+a task with ``grounded: true``; a person's plan of another task is not held to its goal's
+prose ("a DAG of 25 steps"). A number the plan does not use makes the run unverified: the
+repair round tells the model which one.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def unused_numbers(
 ) -> list[GoalNumber]:
     """The goal's numbers (but 0) that no step, check or input uses and `unused` does not list.
 
-    A literal uses a number as written or in an accepted form (12% as 0.12, 0.88 or 88). An
+    A literal uses a number as written or in an accepted form (12% as 0.12; "12% lost" also as
+    0.88 or 88). An
     input (the task's, from `inputs`, or the plan's) uses a number when a step or a check
     refers to it and its value is the quantity the goal states there (`states`): a task
     input of 450 MB/s does not use the goal's "450 Mbps".

@@ -6,7 +6,9 @@ with ``grounded: true``):
 - each input the plan declares, and under ``grounded: true`` each of the task's own inputs,
   quotes the goal (whitespace and case aside), and its value is the quantity the quote
   states (`states`, the notion coverage uses too): 450 Mbps typed as 450 MB/s, 2.5 TB as
-  2.5 TiB, or "00:00 to 06:00" as 6 min is refused; 0.88 for "12% lost" passes;
+  2.5 TiB, or "00:00 to 06:00" as 6 min is refused; 0.88 for "12% lost" passes, and 0.1
+  for "90% utilisation" does not (a complement counts only where the words say a share is
+  lost or left, `_numbers`);
 - each such input is used by a step or a check (an input left unused is a number of the
   goal ignored);
 - each number the goal states is used (by an input, a step or a check) or listed under
@@ -21,7 +23,7 @@ Each problem says what to write instead; the planner sends it back to the model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pint
@@ -33,9 +35,12 @@ from stepgraph.units import format_value, parse_unit, quantity
 from stepgraph.verifiers._coverage import unused_numbers, used_inputs
 from stepgraph.verifiers._numbers import (
     GoalNumber,
+    Stated,
     goal_numbers,
     literal_numbers,
     matches,
+    normalized,
+    quoted_quantities,
     stated_quantities,
     states,
 )
@@ -62,10 +67,6 @@ _CONVERSION_FACTORS = {
     1073741824: "a binary prefix (Gi)",
 }
 _QUANTITY = re.compile(r"(?<![\w.])(\d[\d_]*(?:\.\d+)?)\s*([A-Za-z%][A-Za-z]*(?:/[A-Za-z]+)?)")
-
-
-def _normalized(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _quoted_inputs(plan: StepGraph | None, task: PreparedTask) -> list[_Quoted]:
 def _input_problems(items: list[_Quoted], goal: str) -> list[PlanProblem]:
     """Each input's quote is in the goal, and its value is what the quote states."""
     problems = []
-    written_goal = _normalized(goal)
+    written_goal = normalized(goal)
     for item in items:
         where = item.where
         if item.quote is None:
@@ -114,7 +115,7 @@ def _input_problems(items: list[_Quoted], goal: str) -> list[PlanProblem]:
                 )
             )
             continue
-        if _normalized(item.quote) not in written_goal:
+        if normalized(item.quote) not in written_goal:
             problems.append(
                 PlanProblem(
                     None,
@@ -124,14 +125,14 @@ def _input_problems(items: list[_Quoted], goal: str) -> list[PlanProblem]:
             )
             continue
         if isinstance(item.value, str):  # text, such as a name: the quote must say it
-            if _normalized(item.value) not in _normalized(item.quote):
+            if normalized(item.value) not in normalized(item.quote):
                 problems.append(
                     PlanProblem(
                         None, f"{where}: the quote '{item.quote}' does not say {item.value!r}"
                     )
                 )
             continue
-        stated = stated_quantities(item.quote)
+        stated = quoted_quantities(item.quote, goal)
         if not stated:
             problems.append(
                 PlanProblem(None, f"{where}: the quote '{item.quote}' states no number")
@@ -150,10 +151,25 @@ def _input_problems(items: list[_Quoted], goal: str) -> list[PlanProblem]:
                 PlanProblem(
                     None,
                     f"{where}: the value {item.written!r} is not what the quote '{item.quote}' "
-                    f"states ({written}); write the value with the goal's own number and unit",
+                    f"states ({written}); write the value with the goal's own number and unit"
+                    + _complement_hint(stated, item.value),
                 )
             )
     return problems
+
+
+def _complement_hint(stated: list[Stated], value: Any) -> str:
+    """Why 0.1 is not 90%: the complement counts only where the words say a share is lost."""
+    for candidate in stated:
+        number = candidate.number
+        as_rest = Stated(replace(number, complement=True), candidate.unit)
+        if number.percent and not number.complement and states(as_rest, value):
+            return (
+                f" ({number.value / 100:g}); {format_value(value)} is the rest, 1 - "
+                f"{number.text}, which counts only where the goal's words say a share is "
+                'lost, taken off or left ("12% lost to retries")'
+            )
+    return ""
 
 
 def _unused_input_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]:

@@ -4,11 +4,18 @@ Two questions are answered here, once, for grounding before a run and coverage a
 
 - is a literal a plan writes one of the goal's numbers? A literal is a bare number (its
   unit, if any, is checked apart), so every form a plan may write it in counts: 12% as 12,
-  0.12, 0.88 or 88 (``(100 - 12) / 100``);
+  0.12, and where the words say so its complement 0.88 or 88 (``(100 - 12) / 100``);
 - is a value (an input of the task or of the plan) the quantity a text states? A value
   carries its unit, so it must be that quantity, in any unit of the same kind: 450 Mbps as
-  56.25 MB/s but not 450 MB/s, 12% as 0.12, 12 % or its complement 0.88 (never the bare
-  12, which a step would multiply by), "00:00 to 06:00" as 6 h or 360 min (not 6 min).
+  56.25 MB/s but not 450 MB/s, 12% as 0.12, 12 % or its complement 0.88 where the words
+  say so (never the bare 12, which a step would multiply by), "00:00 to 06:00" as 6 h or
+  360 min (not 6 min).
+
+A percentage's complement is the same number only where the words around it say a share
+is taken away or the rest is meant: "12% lost to retries" kept is 0.88, "65% full" free is
+0.35, "30% off" paid is 0.7; "90% utilisation" is 0.9, never 0.1. The words looked at are
+the percentage's clause: the text between the punctuation or the joining words ("and",
+"with", "at", "but", "while", "whereas") on either side of it.
 """
 
 from __future__ import annotations
@@ -49,10 +56,44 @@ class GoalNumber:
     percent: bool = False
     clock_hours: float | None = None  # "00:00 to 06:00" is 6 hours
     accepted: list[float] = field(default_factory=list)
+    complement: bool = False  # a percentage whose words say 1 - share is meant too
+
+
+# Words that say a share is taken away, or that the rest is what counts: only beside one
+# is a percentage's complement (12% lost: 0.88 kept) the goal's number.
+_LOSS_WORDS = re.compile(
+    r"\b(?:lost|loss(?:es)?|los(?:e|es|ing)|off|overhead|discount(?:s|ed)?|waste[ds]?|"
+    r"drop(?:s|ped)?|fail(?:s|ed|ures?)?|leak(?:s|ed|age)?|reject(?:s|ed|ions?)?|"
+    r"retry|retries|shrink(?:s|age)?|remain(?:s|ing|der)?|left|rest|free|full|occupied|"
+    r"except|excluding)\b",
+    re.IGNORECASE,
+)
+# Where a clause ends: punctuation (a full stop, not a decimal point), or a joining word.
+_CLAUSE_END = re.compile(
+    r"[;:!?,()]|\.(?=\s|$)|\s(?:and|with|at|but|while|whereas)\s", re.IGNORECASE
+)
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    """The words of `text` around ``text[start:end]``, up to the clause's ends."""
+    left = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+    right = _CLAUSE_END.search(text, end)
+    return text[left : right.start() if right else len(text)]
+
+
+def _percent(text: str, number: float, end: int, complement: bool) -> GoalNumber:
+    accepted = [number, number / 100]
+    if complement:
+        accepted += [1 - number / 100, 100 - number]
+    return GoalNumber(text, number, end, True, None, accepted, complement)
 
 
 def goal_numbers(text: str) -> list[GoalNumber]:
-    """Each number of a text in order: clock ranges as their length, 12% also as 0.12, 0.88, 88."""
+    """Each number of a text in order: clock ranges as their length, 12% also as 0.12.
+
+    A percentage whose clause says a share is lost or left (`_LOSS_WORDS`) is also
+    accepted as its complement: "12% lost" as 0.88 or 88.
+    """
     found: list[GoalNumber] = []
     ranges = []
     for match in _CLOCK_RANGE.finditer(text):
@@ -65,11 +106,12 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         if any(start <= match.start() < end for start, end in ranges):
             continue
         number = float(match.group(1).replace(",", ""))
-        accepted = [number]
-        if match.group(2):
-            accepted += [number / 100, 1 - number / 100, 100 - number]
         written = match.group(0).strip()
-        found.append(GoalNumber(written, number, match.end(), bool(match.group(2)), None, accepted))
+        if match.group(2):
+            words = _clause(text, match.start(), match.end())
+            found.append(_percent(written, number, match.end(), bool(_LOSS_WORDS.search(words))))
+        else:
+            found.append(GoalNumber(written, number, match.end(), False, None, [number]))
     return sorted(found, key=lambda number: number.end)
 
 
@@ -146,12 +188,42 @@ def _units_after(rest: str) -> list[pint.Unit]:
     return units
 
 
+def normalized(text: str) -> str:
+    """Text with whitespace runs made one space, and case folded: how quotes are matched."""
+    return " ".join(text.split()).casefold()
+
+
+def quoted_quantities(quote: str, goal: str) -> list[Stated]:
+    """What a quote of the goal states, its percentages read with the goal's words around.
+
+    A quote "12%" of a goal saying "12% of the traffic lost to retries" states a loss:
+    its complement counts, as it would for the quote "12% lost to retries".
+    """
+    stated = stated_quantities(quote)
+    written, goal_text = normalized(quote), normalized(goal)
+    where = goal_text.find(written)
+    if where < 0:
+        return stated
+    around = [
+        number.value
+        for number in goal_numbers(goal_text)
+        if number.complement and where < number.end <= where + len(written)
+    ]
+    return [
+        Stated(_percent(item.text, item.number.value, item.number.end, True), item.unit)
+        if item.number.percent and not item.number.complement and matches(item.number.value, around)
+        else item
+        for item in stated
+    ]
+
+
 def states(stated: Stated, value: Any) -> bool:
     """Whether `value` is the quantity `stated`, in any unit of its kind.
 
-    A percentage is its fraction or the fraction's complement (12% lost: 0.12 lost or 0.88
-    kept), as a plain number or a dimensionless quantity; a number with no unit (or a count
-    such as "25 steps") is that number.
+    A percentage is its fraction, or where its words say a share is lost or left the
+    fraction's complement too (12% lost: 0.12 lost or 0.88 kept), as a plain number or a
+    dimensionless quantity; a number with no unit (or a count such as "25 steps") is that
+    number.
     """
     if isinstance(value, bool):
         return False
@@ -167,7 +239,9 @@ def states(stated: Stated, value: Any) -> bool:
                 return False
             magnitude = value.to("dimensionless").magnitude
         share = stated.number.value / 100
-        return matches(float(magnitude), [share, 1 - share])
+        return matches(
+            float(magnitude), [share, 1 - share] if stated.number.complement else [share]
+        )
     if not isinstance(value, pint.Quantity):
         expected = quantity(stated.number.value, unit)
         return bool(unit.dimensionless) and matches(

@@ -13,6 +13,8 @@ from stepgraph.references import ReferenceError_, find_references, lookup
 from stepgraph.tools import ToolRegistry, default_registry
 from stepgraph.tools.expression import bind, evaluate
 from stepgraph.units import compatible, dimension_name, format_value, is_count_unit, parse_unit
+from stepgraph.verifiers._depends import unchecked_references
+from stepgraph.verifiers._shown import written_check
 
 
 def verify(
@@ -99,13 +101,19 @@ def _whole(value: Any) -> bool:
 
 
 def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
-    """Evaluate one declared check with the exact step values."""
-    description = check.expression + (f" ({check.why})" if check.why else "")
+    """Evaluate one declared check with the exact step values, and say them.
+
+    The verdict's `values` name the references whose values the outcome depends on: a
+    check that holds whatever the values are (``${a} == ${a}``) checks nothing, and says so.
+    """
+    why = f" ({check.why})" if check.why else ""
+    description = check.expression + why
     try:
         shown = {
             ref.text: format_value(lookup(ref, scope)) for ref in find_references(check.expression)
         }
-        outcome = evaluate(bind(check.expression, scope))
+        bound = bind(check.expression, scope)
+        outcome = evaluate(bound)
     except (StepgraphError, ReferenceError_) as e:
         return Verdict(kind=VerdictKind.CHECK, passed=False, description=f"{description}: {e}")
     if not isinstance(outcome, bool):
@@ -115,4 +123,17 @@ def check_verdict(check: Check, scope: Mapping[str, Any]) -> Verdict:
             values=shown,
             description=f"{description}: evaluates to {format_value(outcome)}, not true or false",
         )
-    return Verdict(kind=VerdictKind.CHECK, passed=outcome, description=description, values=shown)
+    said = written_check(bound, outcome)
+    free = unchecked_references(bound, outcome)
+    checked = {text: value for text, value in shown.items() if text not in free}
+    if not checked:  # nothing it names changes its outcome: no value was checked
+        verb = "holds" if outcome else "fails"
+        description = (
+            f"not a check: {check.expression} {verb} whatever the values are"
+            f"{f' ({said})' if said else ''}{why}, so it verifies no value"
+        )
+    else:
+        description = f"{check.expression}: {said}{why}" if said else description
+        if free:
+            description += f"; its outcome does not depend on {', '.join(free)}"
+    return Verdict(kind=VerdictKind.CHECK, passed=outcome, description=description, values=checked)

@@ -212,11 +212,17 @@ def _check(event: CheckEvent) -> Text:
     return Text(line, style="green" if event.passed else "bold red")
 
 
+def source_marks(sources: dict[str, str]) -> str:
+    """``3 <- ${nights}, 1 <- ${best}, 1 <- ${nights_b}``: each number with each step it is from."""
+    marks = [(number, step) for number, steps in sources.items() for step in steps.split(", ")]
+    return ", ".join(f"{number} <- ${{{step}}}" for number, step in marks)
+
+
 @render_event.register
 def _answer(event: AnswerEvent) -> Text:
     line = Text(f"answer: {event.text}", style="bold")
     if event.sources:
-        marks = ", ".join(f"{number} <- ${{{step}}}" for number, step in event.sources.items())
+        marks = source_marks(event.sources)
         line.append(f"\n  where each number comes from: {marks}", style="dim")
     return line
 

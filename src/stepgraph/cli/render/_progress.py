@@ -25,7 +25,7 @@ from rich.text import Text
 
 from stepgraph.cli.render._board import ProgressBoard, Snapshot, routine
 from stepgraph.cli.render._budget import budget_table, has_limits
-from stepgraph.cli.render._lines import render_event
+from stepgraph.cli.render._lines import render_event, source_marks
 from stepgraph.executor import dependencies
 from stepgraph.journal import JournalEvent, PlanProposed
 from stepgraph.model import RunResult, RunStatus, StepGraph
@@ -286,7 +286,7 @@ def show_result(console: Console, result: RunResult, limit: int = TABLE_ROWS) ->
     if result.answer:
         console.print(Text.assemble(("Answer: ", "bold"), result.answer))
     if result.answer_sources:
-        marks = ", ".join(f"{n} <- ${{{step}}}" for n, step in result.answer_sources.items())
+        marks = source_marks(result.answer_sources)
         console.print(Text(f"  where each number comes from: {marks}", style="dim"))
     style = "bold green" if result.verified else "bold red"
     if result.status is RunStatus.UNCHECKED:
