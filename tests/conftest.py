@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,3 +57,55 @@ def invoke(*args: Any, env: dict[str, str] | None = None) -> Result:
 def flat(text: str) -> str:
     """The output with rich's line wrapping undone."""
     return " ".join(text.split())
+
+
+# Tools whose call kills their process, as kill -9 or a crash would: after the action is
+# in the journal, before any observation. Every call is counted in `crash.calls`.
+CRASHING_TOOLS = '''
+import os
+from pathlib import Path
+
+from stepgraph import tool
+
+
+def _call(x: float, failures: int) -> float:
+    calls = Path(__file__).with_name("crash.calls")
+    with calls.open("a") as file:
+        file.write("call\\n")
+    number = len(calls.read_text().split())
+    if number <= failures:
+        raise ConnectionError(f"attempt {number} fails")
+    if number == failures + 1:
+        os._exit(9)  # the process dies in the middle of the step
+    return x * 2
+
+
+@tool
+def crashes(x: float, failures: int = 0) -> float:
+    """Double x; the call after `failures` failed calls kills the process."""
+    return _call(x, failures)
+
+
+@tool(side_effects=True)
+def pays(x: float, failures: int = 0) -> float:
+    """Pay x (a side effect) and return twice it; the first call kills the process."""
+    return _call(x, failures)
+'''
+
+
+def crash_calls(folder: Path) -> int:
+    """How often the crashing tools in `folder` were called."""
+    calls = folder / "crash.calls"
+    return len(calls.read_text().split()) if calls.exists() else 0
+
+
+def run_killed(task_file: Path, journal: Path) -> None:
+    """Run `task_file` in a process of its own, which a crashing tool kills mid-step."""
+    (task_file.parent / "crash_tools.py").write_text(CRASHING_TOOLS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    died = subprocess.run(
+        [sys.executable, "-m", "stepgraph", "run", str(task_file), "--journal", str(journal)],
+        capture_output=True, text=True, env=env, cwd=ROOT, check=False, timeout=120,
+    )  # fmt: skip
+    assert died.returncode == 9, died.stdout + died.stderr
+    assert read_journal(journal).of_kind("run.end") == []

@@ -163,7 +163,7 @@ def test_a_plan_changed_after_approval_does_not_run(tmp_path):
     data["plan"]["steps"][2]["args"]["expression"] += " * 2"
     plan_file.write_text(json.dumps(data))
     result = invoke("run", "--plan", plan_file, "--journal", tmp_path / "c.jsonl")
-    assert result.exit_code == ExitCode.NOT_RUN
+    assert result.exit_code == ExitCode.APPROVAL_MISMATCH
     assert "changed after it was written" in " ".join(result.output.split())
 
 

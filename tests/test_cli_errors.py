@@ -7,7 +7,16 @@ import typer
 
 from stepgraph.cli import ExitCode
 from stepgraph.cli._errors import handle_errors
-from stepgraph.exceptions import ApprovalError, CalculationError, JournalError, LLMError
+from stepgraph.exceptions import (
+    ApprovalError,
+    ApprovalMismatchError,
+    CalculationError,
+    DecisionConflictError,
+    JournalError,
+    JournalWriteError,
+    LLMError,
+    SideEffectsInFlightError,
+)
 from stepgraph.journal import read_journal
 from tests.conftest import EXAMPLES, flat, invoke
 
@@ -74,6 +83,11 @@ def _raising(error: BaseException) -> None:
         (ZeroDivisionError("boom"), ExitCode.INTERNAL, "internal error: ZeroDivisionError: boom"),
         (JournalError("unreadable"), ExitCode.INVALID, "unreadable"),
         (ApprovalError("not approved"), ExitCode.NOT_RUN, "not approved"),
+        (SideEffectsInFlightError("in flight", steps=["p"]), ExitCode.SIDE_EFFECTS_IN_FLIGHT, "in"),
+        (ApprovalMismatchError("other plan"), ExitCode.APPROVAL_MISMATCH, "other plan"),
+        (DecisionConflictError("decided"), ExitCode.DECISION_CONFLICT, "decided"),
+        (JournalWriteError("disk full"), ExitCode.INVALID, "disk full"),
+        (JournalWriteError("full", tools_started=True), ExitCode.JOURNAL_INCOMPLETE, "full"),
         (LLMError("HTTP 503"), ExitCode.MODEL_FAILED, "HTTP 503"),
         (CalculationError("bad expression"), ExitCode.INVALID, "bad expression"),
     ],

@@ -143,7 +143,8 @@ def test_a_parked_run_survives_its_process_and_is_approved_from_the_command_line
     [approved] = read_journal(runs / "m.jsonl").of_kind("plan.approved")
     assert (approved.who, approved.how) == ("alice", "cli")
     again = invoke("approve", row.run_id, "--by", "alice", "--runs", runs)
-    assert again.exit_code == ExitCode.NOT_RUN and "not awaiting approval" in flat(again.output)
+    assert again.exit_code == ExitCode.DECISION_CONFLICT
+    assert "not awaiting approval" in flat(again.output)
     unknown = invoke("approve", "nosuchrun", "--runs", runs)
     assert unknown.exit_code == ExitCode.INVALID and "no run 'nosuchrun'" in flat(unknown.output)
 

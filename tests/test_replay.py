@@ -16,7 +16,7 @@ from stepgraph.engine import compare, replay
 from stepgraph.engine._replay import compare_files
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
-from tests.conftest import EXAMPLES, flat, invoke
+from tests.conftest import CRASHING_TOOLS, EXAMPLES, crash_calls, flat, invoke, run_killed
 from tests.planner.conftest import migration_plan
 
 
@@ -345,3 +345,46 @@ def test_a_journal_of_every_flow_replays_identical(tmp_path, flow):
     report = replay(journal, tools=[send_note])
     assert report.identical, report.divergences
     assert SENT == []  # an exact replay calls no tool
+
+
+KILLED_TASK = """
+name: killed
+goal: double along a chain
+plugins: [crash_tools.py]
+approval: auto
+plan:
+  steps:
+    - {id: a, tool: calculate, args: {expression: "1 + 2"}}
+    - {id: b, tool: crashes, args: {x: "${a}", failures: FAILURES}, retries: 1}
+    - {id: c, tool: calculate, args: {expression: "${b} + 1"}}
+  checks:
+    - {expression: "${c} == 7"}
+  answer: "total ${c}"
+"""
+
+
+@pytest.mark.parametrize("failures", [0, 1], ids=["first attempt", "retry"])
+def test_a_killed_then_resumed_run_replays_identical_calling_nothing(tmp_path, failures):
+    """The killed attempt (an action with no observation) is superseded by the resume's.
+
+    With a failed first attempt, the retry in flight at the kill is superseded too: the
+    resumed run starts the step over, and so does its replay.
+    """
+    task = tmp_path / "killed.yaml"
+    task.write_text(KILLED_TASK.replace("FAILURES", str(failures)))
+    (tmp_path / "crash_tools.py").write_text(CRASHING_TOOLS)
+    journal = tmp_path / "j.jsonl"
+    run_killed(task, journal)
+    resumed = invoke("resume", journal)
+    assert resumed.exit_code == ExitCode.OK, resumed.output
+    record = read_journal(journal)
+    assert [e.step for e in record.of_kind("action")].count("b") == failures + 2
+    assert record.of_kind("run.resume")[0].rerun == ["b"]
+    calls = crash_calls(tmp_path)
+    replayed = invoke("replay", journal, "--trust-plugins")
+    assert replayed.exit_code == ExitCode.OK, replayed.output
+    assert "identical" in flat(replayed.output)
+    assert crash_calls(tmp_path) == calls  # no tool ran again
+    copy = read_journal(tmp_path / "j.replay.jsonl")
+    assert [e.step for e in copy.of_kind("action")] == ["a", "b", "c"]
+    assert copy.of_kind("answer")[0].text == "total 7"

@@ -9,24 +9,33 @@ Around pint's cache this module adds what a shared tool needs:
   by default it is the user's cache folder (``~/.cache/stepgraph/units`` on Linux).
 - A pickle runs code when it is read, so a folder is used only when it belongs to this
   user and no one else may write in it.
-- pint writes its pickles in place; a cold cache is therefore built in a scratch folder
-  inside ours and each file moved in whole (``os.replace``), and only then is a marker
-  written that says the cache is complete. A process running at the same moment sees
-  either no cache or a whole one.
-- The names are content hashes (of our definitions, pint's version, Python's): a new pint
-  release or a changed definition builds a new cache beside the old one.
-- Whatever goes wrong (a read-only or full disk, a foreign folder, a damaged file) the
-  registry is built in memory, as without a cache, and `last_source` says why.
+- A cache is one folder inside ours, ``registry-<key>``, named by a hash of our
+  definitions, pint's version and Python's: a new pint release or a changed definition
+  builds a new cache beside the old one. pint writes its pickles in place, so a cache is
+  built in a scratch folder and renamed into place whole: a process running at the same
+  moment sees no cache or a complete one, and of two built at once the first stays.
+- The cache lists each of its files with its SHA-256 (``manifest.json``), checked before
+  pint reads a pickle. A file changed since it was written (cut short, garbage, a pickle
+  of another registry or another pint, a folder in its place, one that cannot be read)
+  is a damaged cache: a pickle that loads is no proof of the right units, and a wrong
+  registry would fail every run and blame the task. It is moved aside and built again,
+  with one line on stderr.
+- Whatever else goes wrong (a read-only or full disk, a foreign folder) the registry is
+  built in memory, as without a cache, and `last_source` says why.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
+import shutil
 import stat
 import sys
 import tempfile
+import uuid
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +43,13 @@ import pint
 
 CACHE_VARIABLE = "STEPGRAPH_UNIT_CACHE"
 _OFF = {"off", "0", "no", "false", "none"}
+_LAYOUT = 2  # of a cache folder; another layout is another key, built beside this one
+_SOURCE = "definitions.txt"
+_MANIFEST = "manifest.json"
 
-# How the last registry was made: "cache" (read), "cache (built)" (written now) or
-# "memory: <why>". For tests and for people asking why start-up is slow.
+# How the last registry was made: "cache" (read), "cache (built)" (written now),
+# "cache (rebuilt: <why>)" (a damaged one replaced) or "memory: <why>". For tests and
+# for people asking why start-up is slow.
 last_source = ""
 
 
@@ -62,7 +75,7 @@ def build_registry(definitions: str, **options: Any) -> pint.UnitRegistry[Any]:
     try:
         ureg, last_source = _cached(folder, definitions, options)
         return ureg
-    except Exception as e:  # any failure of the shortcut: a read-only disk, a bad pickle...
+    except Exception as e:  # any failure of the shortcut: a read-only disk, a foreign folder...
         last_source = f"memory: the unit cache in {folder} is unusable ({type(e).__name__}: {e})"
         return _in_memory(definitions, options)
 
@@ -77,26 +90,95 @@ def _cached(
     folder: Path, definitions: str, options: dict[str, Any]
 ) -> tuple[pint.UnitRegistry[Any], str]:
     _private_folder(folder)
-    digest = hashlib.sha256(definitions.encode("utf-8")).hexdigest()[:32]
-    source = folder / f"definitions-{digest}.txt"
-    if not source.is_file():
-        _write_whole(source, definitions.encode("utf-8"))
-    # pint names its pickles by the content, its version and Python's; so does the marker.
-    versions = f"{digest}/{pint.__version__}/{sys.version}/{platform.system()}"
-    ready = folder / f"ready-{hashlib.sha256(versions.encode()).hexdigest()[:32]}"
-    if ready.is_file():
+    versions = f"{_LAYOUT}/{pint.__version__}/{sys.version}/{platform.system()}"
+    made = f"{definitions}\0{versions}\0{sorted(options.items())}"
+    home = folder / f"registry-{hashlib.sha256(made.encode()).hexdigest()[:32]}"
+    if not os.path.lexists(home):
+        _build(folder, home, definitions, options)
+        return _load(home, options), "cache (built)"
+    why = _damage(home)
+    if why is None:
         try:
-            return pint.UnitRegistry(source, cache_folder=folder, **options), "cache"
-        except Exception:
-            ready.unlink(missing_ok=True)  # damaged: the next process builds it again
-            raise
-    with tempfile.TemporaryDirectory(dir=folder, prefix="building-") as scratch:
-        pint.UnitRegistry(source, cache_folder=scratch, **options)
-        for item in Path(scratch).iterdir():
-            os.replace(item, folder / item.name)
-    ready.touch()
-    # Read back what was written: the registry in use is the one later processes get.
-    return pint.UnitRegistry(source, cache_folder=folder, **options), "cache (built)"
+            return _read(home, options), "cache"
+        except Exception as e:  # intact files this pint cannot read
+            why = f"{type(e).__name__}: {e}"
+    why = " ".join(why.split())[:300]  # one line
+    _discard(folder, home)
+    _build(folder, home, definitions, options)
+    ureg = _load(home, options)
+    print(f"stepgraph: the unit cache {home} was damaged ({why}); built it again", file=sys.stderr)
+    return ureg, f"cache (rebuilt: {why})"
+
+
+def _load(home: Path, options: dict[str, Any]) -> pint.UnitRegistry[Any]:
+    """The registry of a cache just built, refused unless every file is as written.
+
+    Read back from where later processes read it: the registry in use is the one they get.
+    """
+    why = _damage(home)
+    if why is not None:  # another process's cache, damaged already
+        raise OSError(f"the unit cache {home} is damaged: {why}")
+    return _read(home, options)
+
+
+def _read(home: Path, options: dict[str, Any]) -> pint.UnitRegistry[Any]:
+    return pint.UnitRegistry(home / _SOURCE, cache_folder=home, **options)
+
+
+def _damage(home: Path) -> str | None:
+    """What is wrong with a cache folder, or None when each file is the one it lists."""
+    try:
+        if not stat.S_ISDIR(home.lstat().st_mode):
+            return "not a folder"
+        listed = json.loads((home / _MANIFEST).read_bytes())
+        if not isinstance(listed, dict) or _SOURCE not in listed:
+            return f"{_MANIFEST} lists no files"
+        for name, digest in sorted(listed.items()):
+            path = home / str(name)
+            if not stat.S_ISREG(path.lstat().st_mode):
+                return f"{name} is not a file"
+            if _digest(path) != digest:
+                return f"{name} changed since it was written"
+    except (OSError, ValueError) as e:  # missing, unreadable, a manifest that is not JSON
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _build(folder: Path, home: Path, definitions: str, options: dict[str, Any]) -> None:
+    """Build a cache in a scratch folder and rename it to `home`, unless another got there."""
+    scratch = Path(tempfile.mkdtemp(dir=folder, prefix="building-"))
+    try:
+        (scratch / _SOURCE).write_bytes(definitions.encode("utf-8"))
+        pint.UnitRegistry(scratch / _SOURCE, cache_folder=scratch, **options)
+        listed = {path.name: _digest(path) for path in scratch.iterdir()}
+        (scratch / _MANIFEST).write_text(json.dumps(listed, sort_keys=True), encoding="utf-8")
+        try:
+            os.rename(scratch, home)  # whole, at once
+        except OSError:
+            if not os.path.lexists(home):
+                raise
+            # Another process renamed its cache there first: that one is as good.
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # gone already after the rename
+
+
+def _discard(folder: Path, home: Path) -> None:
+    """Move a damaged cache out of the way, then remove it as far as it can be."""
+    aside = folder / f"damaged-{uuid.uuid4().hex}"
+    try:
+        os.rename(home, aside)
+    except FileNotFoundError:  # another process moved it first
+        return
+    if stat.S_ISDIR(aside.lstat().st_mode):
+        with suppress(OSError):
+            aside.chmod(0o700)  # a folder made unreadable is still ours to remove
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _private_folder(folder: Path) -> None:
@@ -107,15 +189,3 @@ def _private_folder(folder: Path) -> None:
         raise PermissionError(f"{folder} belongs to another user")
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise PermissionError(f"others may write in {folder}")
-
-
-def _write_whole(path: Path, data: bytes) -> None:
-    """Write `path` so that no reader ever sees part of it."""
-    handle, scratch = tempfile.mkstemp(dir=path.parent, prefix="writing-")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise

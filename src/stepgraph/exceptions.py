@@ -19,9 +19,13 @@ The tree::
     ├── StepExecutionError       a step that failed while running (run time)
     │   └── NonRetryableError    a step failure that retrying cannot fix
     ├── VerificationError        a run whose results did not pass re-verification
-    ├── ApprovalError            a plan the approval policy does not let run
+    ├── ApprovalError            a plan the approval policy (or a person) does not let run
+    │   ├── SideEffectsInFlightError  a resume refused: side effects started, none observed
+    │   ├── ApprovalMismatchError     an approval of something else than what would run now
+    │   └── DecisionConflictError     a decision too late: decided, ended or being decided
     ├── BudgetExceededError      the next model or tool call would pass a budget limit
     └── JournalError             a journal that cannot be read
+        └── JournalWriteError    a journal that cannot be written (a full disk)
 
 Build-time problems (`PlanValidationError`) are kept apart from run-time ones
 (`StepExecutionError`, `VerificationError`), as pydantic_graph does: the first means
@@ -215,11 +219,35 @@ class VerificationError(StepgraphError):
 
 
 class ApprovalError(StepgraphError):
-    """A plan that the approval policy does not allow to run."""
+    """A plan that the approval policy does not allow to run, or that a person did not approve."""
 
     def __init__(self, message: str, *, run_id: str | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
+
+
+class SideEffectsInFlightError(ApprovalError):
+    """A resume refused: steps whose tools have side effects started and have no observation.
+
+    They may have changed the world already; running them again needs a decision
+    (``--rerun-side-effects``, or a person approving the re-run).
+    """
+
+    def __init__(self, message: str, *, steps: list[str], run_id: str | None = None) -> None:
+        super().__init__(message, run_id=run_id)
+        self.steps = steps
+
+
+class ApprovalMismatchError(ApprovalError):
+    """An approval that does not cover what would run now.
+
+    Another plan, other inputs or tool code than were approved, an approval this
+    machine's key did not sign, or a decision about another plan than the one waiting.
+    """
+
+
+class DecisionConflictError(ApprovalError):
+    """A decision that came too late: the run was decided or ended, or is being decided now."""
 
 
 class BudgetExceededError(StepgraphError):
@@ -251,11 +279,28 @@ class JournalError(StepgraphError):
         self.path = path
 
 
+class JournalWriteError(JournalError):
+    """A journal that cannot be written: a full disk, a lost device, a file that cannot open.
+
+    `tools_started` says whether a tool call had begun by then (its action was on disk):
+    then the run did things its journal does not fully record.
+    """
+
+    def __init__(
+        self, message: str, *, path: str | None = None, tools_started: bool = False
+    ) -> None:
+        super().__init__(message, path=path)
+        self.tools_started = tools_started
+
+
 __all__ = [
     "ApprovalError",
+    "ApprovalMismatchError",
     "BudgetExceededError",
     "CalculationError",
+    "DecisionConflictError",
     "JournalError",
+    "JournalWriteError",
     "LLMError",
     "McpServerError",
     "NonRetryableError",
@@ -263,6 +308,7 @@ __all__ = [
     "PlanValidationError",
     "PlannerNotConfiguredError",
     "PlanningError",
+    "SideEffectsInFlightError",
     "StepExecutionError",
     "StepgraphError",
     "TaskFileError",
@@ -278,14 +324,26 @@ __all__ = [
 def failure_kind(error: BaseException) -> str:
     """The documented outcome an error stands for, one word: the CLI maps it to an exit status.
 
-    ``invalid`` (a task, plan or journal that cannot be used; exit 3), ``not_run``
-    (approval; 6), ``model_failed`` (the endpoint; 7), ``budget`` (a budget limit; 9),
-    ``error`` (any other stepgraph error; 3), ``internal`` (a bug; 1).
+    ``invalid`` (a task, plan or journal that cannot be used, nothing ran; exit 3),
+    ``not_run`` (the policy or a person did not approve; 6), ``model_failed`` (the
+    endpoint; 7), ``budget`` (a budget limit; 9), ``side_effects_in_flight`` (a resume
+    refused; 12), ``approval_mismatch`` (approved was something else; 13),
+    ``decision_conflict`` (decided elsewhere first; 14), ``journal_incomplete`` (tools ran,
+    the journal could not be written; 15), ``error`` (any other stepgraph error; 3),
+    ``internal`` (a bug; 1).
     """
     if isinstance(error, BudgetExceededError):
         return "budget"
+    if isinstance(error, JournalWriteError) and error.tools_started:
+        return "journal_incomplete"
     if isinstance(error, PlanValidationError | PlanningError | TaskFileError | JournalError):
         return "invalid"
+    if isinstance(error, SideEffectsInFlightError):
+        return "side_effects_in_flight"
+    if isinstance(error, ApprovalMismatchError):
+        return "approval_mismatch"
+    if isinstance(error, DecisionConflictError):
+        return "decision_conflict"
     if isinstance(error, ApprovalError):
         return "not_run"
     if isinstance(error, LLMError):

@@ -198,7 +198,7 @@ def paid(folder: Path) -> list[str]:
 def test_set_on_an_approved_plan_file_is_refused_and_pays_nobody(tmp_path, approved_file):
     """`run --plan p.json --set to=acct-mallory` is not what bob approved."""
     result = invoke("run", "--plan", approved_file, "--set", "to=acct-mallory")
-    assert result.exit_code == ExitCode.NOT_RUN and "--set" in flat(result.output)
+    assert result.exit_code == ExitCode.APPROVAL_MISMATCH and "--set" in flat(result.output)
     assert paid(tmp_path) == []
 
 
@@ -208,7 +208,7 @@ def test_inputs_edited_inside_an_approved_plan_file_are_refused(tmp_path, approv
     data["task"]["inputs"]["to"] = "acct-mallory"
     approved_file.write_text(json.dumps(data))
     result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
-    assert result.exit_code == ExitCode.NOT_RUN
+    assert result.exit_code == ExitCode.APPROVAL_MISMATCH
     assert "input 'to'" in flat(result.output) and paid(tmp_path) == []
 
 
@@ -217,7 +217,7 @@ def test_plugin_code_changed_after_approval_is_refused(tmp_path, approved_file):
     plugin = tmp_path / "pay.py"
     plugin.write_text(plugin.read_text().replace('f"{amount:g}', 'f"{amount * 100:g}'))
     result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
-    assert result.exit_code == ExitCode.NOT_RUN
+    assert result.exit_code == ExitCode.APPROVAL_MISMATCH
     assert "tool 'pay'" in flat(result.output) and paid(tmp_path) == []
 
 
@@ -230,7 +230,7 @@ def test_a_forged_approval_with_a_recomputed_hash_is_refused(tmp_path, approved_
     data["approval"]["approval_hash"] = ApprovalSubject.model_validate(subject).digest()
     approved_file.write_text(json.dumps(data))
     result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
-    assert result.exit_code == ExitCode.NOT_RUN and "not signed" in flat(result.output)
+    assert result.exit_code == ExitCode.APPROVAL_MISMATCH and "not signed" in flat(result.output)
     assert paid(tmp_path) == []
 
 
@@ -240,7 +240,7 @@ def test_an_approval_signed_with_another_key_is_refused(tmp_path, approved_file,
     (tmp_path / "other.key").write_text("another machine's key")
     (tmp_path / "other.key").chmod(0o600)
     result = invoke("run", "--plan", approved_file, "--journal", tmp_path / "j.jsonl")
-    assert result.exit_code == ExitCode.NOT_RUN and "not signed" in flat(result.output)
+    assert result.exit_code == ExitCode.APPROVAL_MISMATCH and "not signed" in flat(result.output)
     assert paid(tmp_path) == []
 
 

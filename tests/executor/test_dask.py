@@ -114,6 +114,12 @@ def wait_for(path: str, value: float) -> float:
     raise TimeoutError(f"{path} never appeared")
 
 
+@tool
+def look_up(account: str) -> float:
+    """Fail as ordinary tools do: a ValueError for an account that does not exist."""
+    raise ValueError(f"no such account: {account}")
+
+
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
@@ -274,3 +280,28 @@ def test_the_last_results_of_a_run_are_not_held_for_a_batch(client, tmp_path):
     assert sorted(ahead) == ["b", "c"]
     assert result.status is RunStatus.VERIFIED
     assert result.values == {"a": 6, "b": 7, "c": 12}
+
+
+def _worker_log(client) -> str:
+    return "\n".join(text for lines in client.get_worker_logs().values() for _, text in lines)
+
+
+def test_a_tool_error_is_the_steps_observation_not_a_worker_traceback(client, tmp_path):
+    """distributed logs a task that raises as "Compute Failed", traceback and all, on the
+    console; a tool's ValueError is an observation in the journal, and nothing else."""
+    task = make_task(
+        [
+            {"id": "a", "tool": "look_up", "args": {"account": "acct-17"}},
+            {"id": "b", "tool": "calculate", "args": {"expression": "${a} + 1"}},
+            {"id": "c", "tool": "look_up", "args": {"account": "${a}"}},
+        ]
+    )
+    result, journal, ahead = run_counted(client, task, tmp_path, tools=[look_up])
+    assert result.status is RunStatus.STEP_FAILED
+    assert result.failed == {"a": "ValueError: no such account: acct-17"}
+    assert set(result.skipped) == {"b", "c"} and ahead == ["b", "c"]  # went ahead on the cluster
+    [observation] = journal.of_kind("observation")
+    assert observation.error == "ValueError: no such account: acct-17"
+    log = _worker_log(client)
+    assert "no such account" not in log and "look_up" not in log
+    assert "Compute Failed" not in log and "Traceback" not in log

@@ -33,7 +33,7 @@ from stepgraph.cli._model_options import (
 )
 from stepgraph.cli._otel_command import OtelOpt, tracing
 from stepgraph.cli._serve_commands import register as register_serve
-from stepgraph.exceptions import ApprovalError, TaskFileError
+from stepgraph.exceptions import ApprovalMismatchError, TaskFileError
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
 
 # Each command imports the stages it uses when it runs: `stepgraph --help` and
@@ -232,7 +232,7 @@ def run(
         plan_file = PlanFile.load(plan_path) if plan_path else None
         if plan_file is not None and set_:
             # The file's approval binds its inputs: changed ones need a new approval.
-            raise ApprovalError(
+            raise ApprovalMismatchError(
                 "--set cannot change the inputs of an approved plan file (the approval "
                 "covers them); write and approve a new one: `stepgraph plan TASK --set ... "
                 "--out FILE`, then `stepgraph approve FILE`"

@@ -34,6 +34,10 @@ class ExitCode(IntEnum):
     BUDGET = 9
     AWAITING = 10
     UNCHECKED = 11
+    SIDE_EFFECTS_IN_FLIGHT = 12
+    APPROVAL_MISMATCH = 13
+    DECISION_CONFLICT = 14
+    JOURNAL_INCOMPLETE = 15
     INTERRUPTED = 130
 
     @property
@@ -49,16 +53,25 @@ MEANINGS = {
     ExitCode.USAGE: "wrong command-line usage "
     "(or a task file that runs code, looked at without --trust-plugins)",
     ExitCode.INVALID: "an invalid task file, plan, plan file or journal, "
-    "or no valid plan from the planner",
+    "or no valid plan from the planner; nothing ran",
     ExitCode.STEP_FAILED: "a step failed (its dependents were skipped)",
     ExitCode.UNVERIFIED: "every step ran but a verification failed",
-    ExitCode.NOT_RUN: "the plan was not run (approval)",
+    ExitCode.NOT_RUN: "the plan was not run: the approval policy refused it (readonly, "
+    "never), or it was rejected or never approved",
     ExitCode.MODEL_FAILED: "the model endpoint failed (HTTP error, unreadable answer, timeout)",
     ExitCode.DIVERGED: "a replay diverged from the record",
     ExitCode.BUDGET: "a budget limit stopped the run (resume it with a higher limit)",
     ExitCode.AWAITING: "the run is parked awaiting a decision (stepgraph approve RUN_ID)",
     ExitCode.UNCHECKED: "every step ran and every verdict passed, but nothing checked the "
     "answer's value (no reverse check or declared check covers it)",
+    ExitCode.SIDE_EFFECTS_IN_FLIGHT: "resume refused: a step with side effects started and "
+    "has no observation, it may have run (--rerun-side-effects runs it again)",
+    ExitCode.APPROVAL_MISMATCH: "not run: the approval covers something else than what "
+    "would run now (another plan, inputs or tool code, or not signed on this machine)",
+    ExitCode.DECISION_CONFLICT: "the decision came too late: the run was already decided "
+    "or ended, or another process is deciding it now",
+    ExitCode.JOURNAL_INCOMPLETE: "tools ran but the journal could not be written "
+    "(a full disk): the journal does not record all the run did",
     ExitCode.INTERRUPTED: "interrupted",
 }
 
@@ -82,6 +95,10 @@ STATUS_EXIT = {
 KIND_EXIT = {
     "invalid": ExitCode.INVALID,
     "not_run": ExitCode.NOT_RUN,
+    "side_effects_in_flight": ExitCode.SIDE_EFFECTS_IN_FLIGHT,
+    "approval_mismatch": ExitCode.APPROVAL_MISMATCH,
+    "decision_conflict": ExitCode.DECISION_CONFLICT,
+    "journal_incomplete": ExitCode.JOURNAL_INCOMPLETE,
     "model_failed": ExitCode.MODEL_FAILED,
     "budget": ExitCode.BUDGET,
     "error": ExitCode.INVALID,

@@ -16,7 +16,7 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepgraph.engine._signing import check_signature, sign
-from stepgraph.exceptions import ApprovalError, TaskFileError
+from stepgraph.exceptions import ApprovalError, ApprovalMismatchError, TaskFileError
 from stepgraph.executor import build_graph, dependencies
 from stepgraph.model import ApprovalPolicy, StepGraph, Task, canonical_json
 from stepgraph.references import REFERENCE_PATTERN, ReferenceError_, lookup, whole_reference
@@ -330,7 +330,7 @@ class PlanFile(BaseModel):
         """Record an approval of the plan with its resolved task (`subject`), as they are now."""
         self.check_unchanged()
         if subject.plan_hash != self.plan_hash:
-            raise ApprovalError("the subject of the approval is not this file's plan")
+            raise ApprovalMismatchError("the subject of the approval is not this file's plan")
         record = ApprovalRecord(
             by=who,
             at=now(),
@@ -344,7 +344,7 @@ class PlanFile(BaseModel):
     def check_unchanged(self) -> None:
         """Refuse a plan whose content no longer matches the hash it was written with."""
         if self.plan.plan_hash() != self.plan_hash:
-            raise ApprovalError(
+            raise ApprovalMismatchError(
                 "the plan in this file was changed after it was written (its hash differs); "
                 "write it again with `stepgraph plan --out`"
             )
@@ -359,9 +359,9 @@ class PlanFile(BaseModel):
         if self.approval is None:
             raise ApprovalError("the plan file is not approved: run `stepgraph approve FILE` first")
         if self.approval.plan_hash != self.plan_hash:
-            raise ApprovalError("the approval in this file is for a different plan")
+            raise ApprovalMismatchError("the approval in this file is for a different plan")
         if self.approval.approval_hash is None:
-            raise ApprovalError(
+            raise ApprovalMismatchError(
                 "the approval in this file binds the plan but not its inputs and tools "
                 "(an older stepgraph wrote it): approve it again with `stepgraph approve FILE`"
             )
@@ -377,7 +377,7 @@ class PlanFile(BaseModel):
         if subject.digest() == record.approval_hash:
             return record
         changed = subject.differences(record.subject) if record.subject else []
-        raise ApprovalError(
+        raise ApprovalMismatchError(
             "the plan file was approved for another task than the one it would run in now"
             + (f" ({', '.join(changed)} changed)" if changed else "")
             + "; nothing ran. Write and approve a new plan file for it "

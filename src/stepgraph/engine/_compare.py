@@ -150,24 +150,38 @@ def _payloads(events: Iterable[JournalEvent]) -> Iterator[tuple[_Key, dict[str, 
     # bookkeeping of the resume, not of the run.
     settled: set[str] = set()
     carried: set[str] = set()
+    # A step's attempts are held until its final observation: a step in flight when the
+    # run was killed starts over when it resumes (`run.resume` names it in `rerun`), and
+    # its attempts before the kill are superseded, as a second `run.end` is.
+    unsettled: dict[str, list[tuple[_Key, dict[str, Any]]]] = {}
     for event in events:
+        step = event.step
         if event.event == "run.resume":
             ended = None
             carried = set(settled)
+            for rerun in getattr(event, "rerun", ()):
+                unsettled.pop(rerun, None)
             continue
-        final = getattr(event, "final", False) and getattr(event, "ok", False)
-        if event.event == "observation" and event.step and final:
-            settled.add(event.step)
-        if event.event == "step.reused" and event.step in carried:
-            carried.discard(event.step)
+        if event.event == "observation" and step and getattr(event, "final", False):
+            if getattr(event, "ok", False):
+                settled.add(step)
+            yield from unsettled.pop(step, ())
+            yield _payload(event)
+            continue
+        if event.event == "step.reused" and step in carried:
+            carried.discard(step)
             continue
         if event.event == "run.end":
             if ended is not None:
                 yield _payload(ended)
             ended = event
             continue
-        if event.event in COMPARED:
+        if event.event in ("action", "observation") and step:
+            unsettled.setdefault(step, []).append(_payload(event))
+        elif event.event in COMPARED:
             yield _payload(event)
+    for held in unsettled.values():  # killed and never resumed: what it did, as it is
+        yield from held
     if ended is not None:
         yield _payload(ended)
 

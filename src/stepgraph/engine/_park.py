@@ -30,7 +30,12 @@ from stepgraph.engine._approval import (
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._session import RunOptions
 from stepgraph.engine._signing import sign_decision
-from stepgraph.exceptions import ApprovalError, JournalError
+from stepgraph.exceptions import (
+    ApprovalError,
+    ApprovalMismatchError,
+    DecisionConflictError,
+    JournalError,
+)
 from stepgraph.executor import check_plan, plan_diff, step_signatures
 from stepgraph.journal import (
     Action,
@@ -144,7 +149,7 @@ def decide(
     """Continue a parked run with a person's decision, in its own journal.
 
     Approve runs the rest; reject ends the run (`not_run`); edit and revise record the
-    new plan and park again for its approval. Refused with an `ApprovalError` when the
+    new plan and park again for its approval. Refused with a `DecisionConflictError` when the
     run is not waiting (already decided, finished, or being continued by another process).
     """
     with record_decision(journal, decision, tools=tools, planner=planner) as pending:
@@ -223,7 +228,7 @@ def record_decision(
     """Check a decision and, for approve or reject, append it to the journal, under the lock.
 
     Once this returns, the decider may be told its decision holds: any later one is
-    refused with an `ApprovalError` that names this one. The returned `PendingDecision`
+    refused with a `DecisionConflictError` that names this one. The returned `PendingDecision`
     holds the lock until it is closed; `carry_out` continues the run.
     """
     lock = _Lock.take(Path(journal))
@@ -317,7 +322,9 @@ def check_decision(
         raise ApprovalError("a decision needs the name of who makes it (--by NAME)")
     state = parked(journal)
     if state is None:
-        raise ApprovalError("the run is not awaiting approval: " + _what_happened(Path(journal)))
+        raise DecisionConflictError(
+            "the run is not awaiting approval: " + _what_happened(Path(journal))
+        )
     if decision.action == "revise" and planner is None:
         raise ApprovalError("a revision needs a planner (a model) configured")
     prepared = _prepared(state.recording, Engine(tools=tools))
@@ -338,13 +345,13 @@ def check_bound(state: ParkedRun, decision: Decision, current: str) -> None:
     """
     waiting = state.awaiting.approval_hash
     if waiting is not None and current != waiting:
-        raise ApprovalError(
+        raise ApprovalMismatchError(
             "the run parked on its plan with other tools or inputs than it would run with now "
             f"(parked {waiting[:12]}, now {current[:12]}): its tools' code or schemas changed; "
             "nothing ran. Start the run again to review it as it is now"
         )
     if decision.approval_hash is not None and decision.approval_hash != (waiting or current):
-        raise ApprovalError(
+        raise ApprovalMismatchError(
             "the decision names another plan than the one the run waits on "
             f"(decided {decision.approval_hash[:12]}, waiting {(waiting or current)[:12]}): "
             "reload the approval page and decide again"
@@ -434,10 +441,10 @@ class _Lock:
                 if parked(path) is None or time.monotonic() > deadline:
                     os.close(fd)
                     if parked(path) is None:
-                        raise ApprovalError(
+                        raise DecisionConflictError(
                             "the run is not awaiting approval: " + _what_happened(path)
                         ) from e
-                    raise ApprovalError(
+                    raise DecisionConflictError(
                         "another process is deciding or continuing this run now"
                     ) from e
                 time.sleep(0.005)

@@ -105,6 +105,17 @@ class RecordedOutcomes:
         else:
             self._steps[step] = [outcome, have]
 
+    def forget(self, step: str) -> None:
+        """Drop the step's attempts since its last final outcome: it starts over (resumed)."""
+        have = self._steps.get(step)
+        if isinstance(have, list):
+            while have and not have[0].final:  # the latest attempt first
+                del have[0]
+            if not have:
+                del self._steps[step]
+        elif have is not None and not have.final:
+            del self._steps[step]
+
     def next(self, step: str) -> RecordedOutcome | None:
         """The outcome of the step's next attempt; None when the record has no more."""
         have = self._steps.get(step)
@@ -177,6 +188,9 @@ def load_for_replay(path: Path) -> tuple[Recording, RecordedOutcomes]:
                     event.step, RecordedOutcome(event.ok, event.value, event.error, event.final)
                 )
             return False
+        if isinstance(event, RunResume):  # steps in flight at the kill start over
+            for step in event.rerun:
+                recorded.forget(step)
         return isinstance(event, _KEPT)
 
     return Recording.read(path, keep), recorded

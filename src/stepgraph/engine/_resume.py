@@ -11,7 +11,12 @@ from stepgraph.engine._approval import Approver, plan_view, tool_prints
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._park import continue_decided, edited_plans, parked
 from stepgraph.engine._session import RunOptions
-from stepgraph.exceptions import ApprovalError, JournalError
+from stepgraph.exceptions import (
+    ApprovalError,
+    ApprovalMismatchError,
+    JournalError,
+    SideEffectsInFlightError,
+)
 from stepgraph.journal import Listener, Recording
 from stepgraph.model import Budget, RunResult
 from stepgraph.planner import Planner
@@ -67,7 +72,7 @@ def resume(
     changed = changed_tools(recording.start.tool_prints, tool_prints(prepared.tools))
     if changed and not accept_changed_tools:
         prepared.resources.close()
-        raise ApprovalError(
+        raise ApprovalMismatchError(
             f"the tools changed since the run started ({', '.join(changed)}): finishing it "
             "would mix results of the old code with the new, under an approval of the old; "
             "resume with --accept-changed-tools if that is what you want, or run it again"
@@ -83,7 +88,7 @@ def resume(
     if risky and prior is not None and not rerun_side_effects:
         try:
             _confirm_rerun(risky, prior.plan, prepared, approver)
-        except ApprovalError:
+        except ApprovalError:  # refused, or a person said no
             prepared.resources.close()  # not resumed: the task's MCP servers stop now
             raise
     options = RunOptions(
@@ -124,7 +129,9 @@ def _confirm_rerun(
         "side effects: they may have changed the world already"
     )
     if approver is None:
-        raise ApprovalError(f"{message}; resume with --rerun-side-effects to run them again")
+        raise SideEffectsInFlightError(
+            f"{message}; resume with --rerun-side-effects to run them again", steps=risky
+        )
     decision = approver.review(plan_view(plan, prepared))
     if decision.action != "approve":
-        raise ApprovalError(f"{message}; the re-run was not approved")
+        raise SideEffectsInFlightError(f"{message}; the re-run was not approved", steps=risky)

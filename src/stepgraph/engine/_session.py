@@ -38,6 +38,7 @@ from stepgraph.engine._signing import sign_decision
 from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
+    ApprovalMismatchError,
     BudgetExceededError,
     JournalError,
     PlannerNotConfiguredError,
@@ -579,7 +580,7 @@ class RunSession:
                 raise
             bound = decision.approval_hash
             if bound is not None and bound != view.approval_hash:
-                raise ApprovalError(
+                raise ApprovalMismatchError(
                     "the decision was made about another plan or task than the one waiting "
                     f"(decided {bound[:12]}, waiting {view.approval_hash[:12]}); nothing ran",
                     run_id=self.journal.run_id,

@@ -16,7 +16,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from stepgraph.exceptions import ApprovalError
+from stepgraph.exceptions import ApprovalError, ApprovalMismatchError
 
 KEY_VARIABLE = "STEPGRAPH_APPROVAL_KEY"
 
@@ -36,7 +36,7 @@ def _key(*, create: bool) -> bytes:
         status = path.lstat()
     except FileNotFoundError:
         if not create:
-            raise ApprovalError(
+            raise ApprovalMismatchError(
                 f"no approval key at {path}: nothing approved on this machine can be checked; "
                 "approve the plan file here (`stepgraph approve FILE`)"
             ) from None
@@ -74,13 +74,13 @@ def sign(message: str) -> str:
 def check_signature(message: str, signature: str | None) -> None:
     """Refuse a signature this machine's key did not make."""
     if signature is None:
-        raise ApprovalError(
+        raise ApprovalMismatchError(
             "the approval in this file is not signed (an older stepgraph wrote it, or it was "
             "written by hand): approve it again with `stepgraph approve FILE`"
         )
     wanted = hmac.new(_key(create=False), message.encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(wanted, signature):
-        raise ApprovalError(
+        raise ApprovalMismatchError(
             "the approval in this file was not signed with this machine's approval key: it "
             "was edited after approval, or approved elsewhere; nothing ran. Approve it here "
             "(`stepgraph approve FILE`) after reviewing it"

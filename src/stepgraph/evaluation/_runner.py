@@ -26,7 +26,9 @@ class GoalOutcome(BaseModel):
     run: int = Field(description="1 for the first run of the goal, 2 for the second, ...")
     status: str = Field(description="verified, unverified, step_failed, not_run, or error.")
     error_kind: str | None = Field(
-        None, description="For a run that raised: invalid, model_failed, not_run, error, internal."
+        None,
+        description="For a run that raised: one word of `stepgraph.exceptions.failure_kind` "
+        "(invalid, model_failed, not_run, budget, journal_incomplete, error, internal, ...).",
     )
     error: str | None = Field(None, description="The error's message, for a run that raised.")
     exit_code: int | None = Field(None, description="What `stepgraph run` would have exited with.")

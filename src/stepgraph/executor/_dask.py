@@ -22,7 +22,11 @@ from typing import Any
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._backend import Backend, ToolCall, resolve_args
-from stepgraph.executor._dask_results import RESULT_WINDOW_SECONDS, ResultCollector
+from stepgraph.executor._dask_results import (
+    RESULT_WINDOW_SECONDS,
+    RemoteFailure,
+    ResultCollector,
+)
 from stepgraph.model import Step
 from stepgraph.references import ReferenceError_
 from stepgraph.tools import Tool
@@ -31,10 +35,16 @@ from stepgraph.values import decode_value, encode_value
 
 
 def _run_remote(func: Callable[..., Any], encoded_args: Any, is_async: bool) -> Any:
-    """What a Dask worker runs: decode the arguments, call the tool, encode the value."""
-    args = decode_value(encoded_args)
-    result = asyncio.run(func(**args)) if is_async else func(**args)
-    return encode_value(result)
+    """What a Dask worker runs: decode the arguments, call the tool, encode the value.
+
+    A tool's exception comes back as the value (`RemoteFailure`), not raised on the worker.
+    """
+    try:
+        args = decode_value(encoded_args)
+        result = asyncio.run(func(**args)) if is_async else func(**args)
+        return encode_value(result)
+    except Exception as e:
+        return RemoteFailure.of(e)
 
 
 class ArgumentProblem(Exception):
@@ -71,15 +81,21 @@ def _run_after(
     The arguments are resolved here exactly as the scheduler resolves them (it does
     so again, from the same values, for the journal).
     """
-    tool = _tool(packed)
-    scope = decode_value(known)
-    scope.update(zip(names, (decode_value(value) for value in upstream), strict=True))
+    failed = next((value for value in upstream if isinstance(value, RemoteFailure)), None)
+    if failed is not None:  # as Dask fails what depends on a failed task: with its error
+        return failed
     try:
-        resolved = tool.validate_args(resolve_args(tool, args, scope))
-    except (ReferenceError_, StepgraphError) as e:
-        raise ArgumentProblem(str(e)) from None
-    result = asyncio.run(tool.func(**resolved)) if tool.is_async else tool.func(**resolved)
-    return encode_value(result)
+        tool = _tool(packed)
+        scope = decode_value(known)
+        scope.update(zip(names, (decode_value(value) for value in upstream), strict=True))
+        try:
+            resolved = tool.validate_args(resolve_args(tool, args, scope))
+        except (ReferenceError_, StepgraphError) as e:
+            return RemoteFailure(ArgumentProblem(str(e)))
+        result = asyncio.run(tool.func(**resolved)) if tool.is_async else tool.func(**resolved)
+        return encode_value(result)
+    except Exception as e:
+        return RemoteFailure.of(e)
 
 
 def _task_spec() -> tuple[Any, Any] | None:

@@ -18,6 +18,7 @@ suspended coroutines holds. Everything here runs on the client's loop, except
 from __future__ import annotations
 
 import asyncio
+import pickle
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
@@ -29,6 +30,35 @@ from stepgraph.values import decode_value
 
 # Seconds a batch of finished tasks waits for more before it is fetched.
 RESULT_WINDOW_SECONDS = 0.03
+
+
+class RemoteFailure:
+    """What a worker returns for a tool that raised: the exception, as the task's value.
+
+    A task that raises is logged by distributed's worker as "Compute Failed", with its
+    traceback, on the console of whoever started the cluster; a tool's error is the
+    step's observation, journaled here, not a worker's problem. Only exceptions travel
+    so: a worker that dies, or a `BaseException`, still fails its task as before.
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RemoteFailure, (self.error,))
+
+    @classmethod
+    def of(cls, error: Exception) -> RemoteFailure:
+        """The failure, with an exception that unpickles wherever it goes."""
+        import cloudpickle
+
+        try:
+            pickle.loads(cloudpickle.dumps(error))
+        except Exception:  # an exception holding a lock, a socket, ...: its text travels
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        return cls(error)
 
 
 class ResultCollector:
@@ -135,12 +165,15 @@ class ResultCollector:
             if future is None or future.done():
                 continue
             if remote.key in settled:
-                _settle_one(future, value=settled[remote.key])
-                continue
-            try:
-                encoded = await self._client.gather(remote, asynchronous=True)
-            except BaseException as e:  # noqa: BLE001  # the step's error, reported as data
-                _settle_one(future, error=self._error(remote, e, step))
+                encoded = settled[remote.key]
+            else:
+                try:
+                    encoded = await self._client.gather(remote, asynchronous=True)
+                except BaseException as e:  # noqa: BLE001  # the step's error, reported as data
+                    _settle_one(future, error=self._error(remote, e, step))
+                    continue
+            if isinstance(encoded, RemoteFailure):
+                _settle_one(future, error=self._error(remote, encoded.error, step))
             else:
                 _settle_one(future, value=encoded)
 

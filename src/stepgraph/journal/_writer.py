@@ -20,7 +20,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
-from stepgraph.exceptions import JournalError, StepgraphError
+from stepgraph.exceptions import JournalError, JournalWriteError, StepgraphError
 from stepgraph.journal._events import JournalEvent
 from stepgraph.journal._liveness import hold_journal, release
 from stepgraph.values import INT64_RANGE, encode_value
@@ -175,12 +175,18 @@ class JournalWriter:
         self._seq = start_seq  # a resumed run appends after the events already there
         self._batch_depth = 0
         self._failure: str | None = None  # set once a write failed; the file is unusable
+        # An action is written before its tool starts and flushed before it may start: once
+        # one is flushed, a failing write leaves the run with more done than recorded.
+        self._action_written = False
+        self._tools_started = False
         self._stamp: tuple[int, str] = (start_seq, "")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file: IO[bytes] = path.open("ab")
         except OSError as e:
-            raise JournalError(f"cannot write the journal: {e.strerror}", path=str(path)) from e
+            raise JournalWriteError(
+                f"cannot write the journal: {e.strerror}", path=str(path)
+            ) from e
         # Held while open: the index tells a run still being written from one whose process died.
         self._held = hold_journal(path, self._file.fileno())
         self._logger = structlog.wrap_logger(
@@ -213,8 +219,9 @@ class JournalWriter:
         Guards see it first: one that raises refuses it, and the error propagates.
 
         Raises:
-            JournalError: the file cannot be written (a full disk), now or earlier, or a
-                field is not plain data (nothing is written then).
+            JournalWriteError: the file cannot be written (a full disk), now or earlier;
+                `tools_started` says whether an action had reached the file before.
+            JournalError: a field is not plain data (nothing is written then).
         """
         # The model's own dicts: iterating a pydantic model costs three times as much.
         fields = event.__dict__.copy()
@@ -227,8 +234,11 @@ class JournalWriter:
                 guard(event)
             try:
                 self._logger.info(event.event, **fields)
+                if event.event == "action":
+                    self._action_written = True
                 if not self._batch_depth:
                     self._file.flush()
+                    self._tools_started = self._action_written
             except OSError as e:
                 self._fail(e)
             except StepgraphError as e:  # `encode_value` refused a field
@@ -243,12 +253,19 @@ class JournalWriter:
 
     def _check_usable(self) -> None:
         if self._failure is not None:
-            raise JournalError(self._failure, path=str(self.path))
+            raise JournalWriteError(
+                self._failure, path=str(self.path), tools_started=self._tools_started
+            )
 
     def _fail(self, error: OSError) -> None:
         """Remember that the file is unusable (a half-written line may be in it) and say why."""
-        self._failure = f"cannot write the journal: {error.strerror or error}"
-        raise JournalError(self._failure, path=str(self.path)) from error
+        why = error.strerror or str(error)
+        if self._tools_started:
+            why += "; tools had started, so the journal does not record all the run did"
+        self._failure = f"cannot write the journal: {why}"
+        raise JournalWriteError(
+            self._failure, path=str(self.path), tools_started=self._tools_started
+        ) from error
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -263,6 +280,7 @@ class JournalWriter:
                 if not self._batch_depth and self._failure is None:
                     try:
                         self._file.flush()
+                        self._tools_started = self._action_written
                     except OSError as e:
                         self._fail(e)
 
@@ -270,7 +288,7 @@ class JournalWriter:
         """Close the file; later `emit` calls are an error.
 
         Raises:
-            JournalError: the last events could not be written (unless that was
+            JournalWriteError: the last events could not be written (unless that was
                 already reported).
         """
         with self._lock:
