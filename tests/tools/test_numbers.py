@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from stepgraph import CalculationError, Engine, PlanValidationError, RunStatus, tool
 from stepgraph.tools import calculate
+from stepgraph.tools.expression import evaluate
 from stepgraph.units import quantity
 from tests.conftest import make_task
 
@@ -266,3 +267,11 @@ def test_a_step_id_written_without_its_braces_gets_the_fix():
     """A real model wrote 'items_per_worker * 3' for '${items_per_worker} * 3'."""
     with pytest.raises(CalculationError, match=r"write \$\{items_per_worker\}"):
         calc("items_per_worker * 3")
+
+
+@pytest.mark.parametrize(
+    "text", ["${a} > 0 and ${b} > 0", "${a} > 0 or ${b} < 0", "not ${a} < 0 and 1 > 0"]
+)
+def test_a_keyword_after_a_number_is_no_unit(text):
+    # "0 and" once read as the quantity zero "and" and the check was invalid syntax.
+    assert evaluate(text, {"${a}": 1, "${b}": 2}) is True

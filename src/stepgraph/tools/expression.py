@@ -588,10 +588,15 @@ def _is_count_noun(name: str) -> bool:
     return False
 
 
+_KEYWORDS = frozenset({"and", "or", "not", "if", "else", "in", "is"})
+
+
 def _is_unit_name(tokens: list[tokenize.TokenInfo], index: int) -> bool:
     """A name that is not a reference placeholder and not a function being called."""
     token = tokens[index]
     called = index + 1 < len(tokens) and tokens[index + 1].string == "("
+    if token.string in _KEYWORDS:  # "${a} > 0 and ${b} > 0": no unit named "and"
+        return False
     return token.type == tokenize.NAME and not token.string.startswith(_PLACEHOLDER) and not called
 
 
