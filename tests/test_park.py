@@ -228,3 +228,37 @@ def test_per_step_rejected_runs_no_side_effect(tmp_path):
     journal = park(tmp_path, per_step_task())
     result = decide(journal, Decision("reject", who="hal"), tools=[send_report])
     assert result.status is RunStatus.NOT_RUN and SENT == []
+
+
+def test_an_edit_of_a_grounded_task_is_held_to_the_goal_as_an_edit_at_the_prompt(tmp_path):
+    steps = [
+        {
+            "id": "n",
+            "tool": "calculate",
+            "args": {"expression": "ceil(${inputs.data} / 962.28 GB)"},
+        },
+        {"id": "mail", "tool": "send_report", "args": {"text": "nights: ${n}"}},
+    ]
+    task = Task(
+        goal="report the nights for 2500 GB at 962.28 GB a night",
+        inputs={"data": {"value": "2500 GB", "quote": "2500 GB"}},
+        grounded=True,
+        plan={"steps": steps, "answer": "${n}"},
+        approval="ask",
+    )
+    journal = park(tmp_path, task)
+    before = journal.read_bytes()
+    plan = parked(journal).plan
+    made_up = plan.model_copy(
+        update={
+            "steps": [
+                plan.steps[0].model_copy(
+                    update={"args": {"expression": "ceil(${inputs.data} / 500 GB)"}}
+                ),
+                plan.steps[1],
+            ]
+        }
+    )
+    with pytest.raises(PlanValidationError, match="500"):
+        decide(journal, Decision("edit", plan=made_up, who="x"), tools=[send_report])
+    assert journal.read_bytes() == before

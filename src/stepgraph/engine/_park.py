@@ -28,6 +28,7 @@ from stepgraph.engine._approval import (
     plan_view,
 )
 from stepgraph.engine._engine import Engine
+from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._session import RunOptions
 from stepgraph.engine._signing import sign_decision
 from stepgraph.exceptions import (
@@ -333,7 +334,7 @@ def check_decision(
         if decision.action == "edit":
             if decision.plan is None:
                 raise ApprovalError("an edit needs the edited plan")
-            check_plan(decision.plan, prepared)
+            check_given_plan(decision.plan, prepared)  # grounded where the task opts in
     return state
 
 
