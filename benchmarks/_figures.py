@@ -70,6 +70,8 @@ def render(source: str, figures: dict[str, dict[str, Any]]) -> str:
             rows.append([method, f["asked"], UNSUPPORTED] + ["-"] * (len(header) - 3))
             continue
         accuracy = f"{f['correct']}/{f['asked']} ({f['accuracy']:.0%})"
+        if f["errors"]:  # a run that raised (a timeout, no valid plan) counts as wrong: say so
+            accuracy += f", {f['errors']} failed"
         ratio = f"{f['median_s'] / base:.2f}x" if base and f["asked"] else "-"
         rows.append(
             [

@@ -170,11 +170,11 @@ def record(folder: Path, question: Question, answer: Answer) -> None:
     """The model's replies to one question, for an offline regression case."""
     folder.mkdir(parents=True, exist_ok=True)
     data = {
+        **asdict(answer),
         "id": question.id,
         "source": question.suite.name,
-        "question": question.goal.goal,
+        "question": question.goal.goal,  # the text; `id` names it
         "expected": str(question.goal.expected()),
-        **asdict(answer),
     }
     path = folder / f"{question.id}.{answer.method}.json"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

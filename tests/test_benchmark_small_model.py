@@ -269,6 +269,21 @@ def test_tool_calls_written_as_text_are_reported_and_not_asked_again(data, tmp_p
     assert "skipped (not supported by this server)" in out.err
 
 
+def test_a_failed_request_counts_as_wrong_and_the_table_says_how_many_failed(
+    data, tmp_path, capsys
+):
+    def fails_once(body):
+        if kind_of(body) == "alone" and question_of(body) == 2:
+            return {"status": 500, "message": "the model crashed"}
+        return the_model(body)
+
+    with ScriptedChat(fails_once) as server:
+        report = _bench(server, data, tmp_path, "--methods", "alone")
+    alone = report["figures"]["gsm8k-test"]["alone"]
+    assert (alone["asked"], alone["correct"], alone["errors"]) == (3, 1, 1)
+    assert "1/3 (33%), 1 failed" in capsys.readouterr().out
+
+
 def test_record_writes_each_methods_replies_per_question(data, tmp_path):
     with ScriptedChat(the_model) as server:
         _bench(server, data, tmp_path, "--record", str(tmp_path / "rec"))
@@ -277,6 +292,7 @@ def test_record_writes_each_methods_replies_per_question(data, tmp_path):
     react = json.loads((tmp_path / "rec" / "gsm8k-test-0.react.json").read_text())
     assert react["replies"][0]["tool_calls"][0]["function"]["name"] == "calculator"
     assert react["expected"] == "6" and react["correct"] is True
+    assert (react["id"], react["question"]) == ("gsm8k-test-0", QUESTIONS[0][0])
     planned = json.loads((tmp_path / "rec" / "gsm8k-test-1.stepgraph.json").read_text())
     assert [r["content"] for r in planned["replies"]] == [PLANS[1]] * 3
 
