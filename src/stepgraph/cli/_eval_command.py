@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
@@ -30,6 +30,10 @@ from stepgraph.cli._model_options import (
 from stepgraph.exceptions import TaskFileError
 from stepgraph.model import RunResult
 
+# The datasets `evaluation` reads, spelled here so --help does not import it (a test keeps
+# the two equal).
+DatasetOpt = Literal["gsm8k", "svamp"]
+
 if TYPE_CHECKING:  # the command imports the engine when it runs (see `_commands`)
     from stepgraph.evaluation import GoalOutcome
 
@@ -44,7 +48,12 @@ def _exit_code(subject: RunResult | BaseException) -> int:
 
 @handle_errors
 def eval_command(
-    suite_path: Annotated[Path, typer.Argument(help="A suite file (YAML).", show_default=False)],
+    suite_path: Annotated[
+        Path,
+        typer.Argument(
+            help="A suite file (YAML), or a GSM8K or SVAMP JSONL file.", show_default=False
+        ),
+    ],
     runs: Annotated[int, typer.Option(min=1, max=100, help="Runs of each goal.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     goal: Annotated[
@@ -56,6 +65,17 @@ def eval_command(
     journal_dir: Annotated[
         Path | None, typer.Option(help="Where the journals go (default: runs/eval-<utc-time>/).")
     ] = None,
+    dataset: Annotated[
+        DatasetOpt | None,
+        typer.Option(help="Read the file as this dataset (default: told by its first line)."),
+    ] = None,
+    size: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Dataset files: this many items, drawn with --seed (default all)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Dataset files: the seed that draws --size items.")] = 0,
     scripted: ScriptedOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
@@ -70,13 +90,25 @@ def eval_command(
 ) -> None:
     """Run each goal of a suite, compare with the expected answers, report per goal and in total.
 
-    Exits 0 when the suite ran, whatever the goals did (the report says); 3 for a bad suite.
+    A GSM8K or SVAMP JSONL file is read as a suite: one goal per line, --size of them drawn
+    with --seed. Exits 0 when the suite ran, whatever the goals did (the report says); 3 for a
+    bad suite.
     """
     from stepgraph.engine import Engine
-    from stepgraph.evaluation import load_suite, report_document
+    from stepgraph.evaluation import detect_dataset, load_dataset, load_suite, report_document
     from stepgraph.evaluation import run_suite as run_goals
 
-    suite = load_suite(suite_path)
+    name = dataset or detect_dataset(suite_path)
+    if name is not None or suite_path.suffix == ".jsonl":
+        suite = load_dataset(suite_path, dataset=name, seed=seed, size=size)
+    elif size is not None:
+        raise TaskFileError(
+            "--size and --seed draw items from a dataset file (GSM8K or SVAMP JSONL); "
+            "for a suite, choose goals with --goal or --limit",
+            path=str(suite_path),
+        )
+    else:
+        suite = load_suite(suite_path)
     chosen = [g for g in suite.goals if not goal or g.id in goal]
     if goal and len({g.id for g in chosen}) < len(set(goal)):
         unknown = sorted(set(goal) - {g.id for g in chosen})
@@ -113,6 +145,7 @@ def eval_command(
     header = {
         "suite": suite.name,
         "suite_file": str(suite_path),
+        **({"dataset": name, "seed": seed, "size": size} if name is not None else {}),
         "started": started.isoformat(timespec="seconds"),
         "model": "scripted" if scripted else planner.client.model,
         "base_url": None if scripted else base_url,

@@ -24,15 +24,21 @@ text are compared only through the answer's numbers. Correctness is judged for
 unverified runs too, so "unverified but right" and "verified but wrong" are both
 visible; the headline figures are the verified-but-wrong count (must be 0) and the
 verified-correct rate.
+
+External benchmarks (GSM8K, SVAMP) are read from their JSONL files as suites, sampled
+with a seed (`load_dataset`); an answer given without stepgraph is read by `final_number`
+and judged by the same comparison.
 """
 
-from stepgraph.evaluation._correct import Expected, parse_expected
+from stepgraph.evaluation._correct import Expected, final_number, parse_expected
+from stepgraph.evaluation._datasets import DATASETS, detect_dataset, load_dataset
 from stepgraph.evaluation._report import Totals, by_category, report_document, totals
 from stepgraph.evaluation._runner import GoalOutcome, run_goal, run_suite
 from stepgraph.evaluation._suite import ExpectedAnswer, Suite, SuiteGoal, load_suite
 from stepgraph.exceptions import failure_kind as error_kind
 
 __all__ = [
+    "DATASETS",
     "Expected",
     "ExpectedAnswer",
     "GoalOutcome",
@@ -40,7 +46,10 @@ __all__ = [
     "SuiteGoal",
     "Totals",
     "by_category",
+    "detect_dataset",
     "error_kind",
+    "final_number",
+    "load_dataset",
     "load_suite",
     "parse_expected",
     "report_document",
