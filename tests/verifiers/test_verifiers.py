@@ -76,7 +76,27 @@ def test_a_custom_tool_with_a_wrong_unit_fails_the_unit_verdict_at_run_time(run_
     task = make_task([{"id": "m", "tool": "measure", "expect_unit": "TB"}])
     result, _ = run_task(task, tools=[measure])
     [unit] = [v for v in result.verdicts if v.kind is VerdictKind.UNIT]
-    assert unit.passed and result.values["m"].magnitude == pytest.approx(0.003)
+    assert unit.passed and result.unverified_values["m"].magnitude == pytest.approx(0.003)
+    # The unit check looked at the dimension, not the number: nothing vouches for 3 GB.
+    assert result.status is RunStatus.UNCHECKED and result.step_states["m"] == "unchecked"
+
+
+def test_a_unit_check_alone_never_makes_a_value_verified(run_task):
+    # A real model's plan: max() where the goal asks for a sum. Each step has its expected
+    # unit, and only the unit verdict looks at the answer's step: that is no check of 120.
+    steps = [
+        {"id": "bio", "tool": "calculate", "args": {"expression": "20 min"}, "expect_unit": "min"},
+        {
+            "id": "total",
+            "tool": "calculate",
+            "args": {"expression": "max(${bio}, 120 min)"},
+            "expect_unit": "min",
+        },
+    ]
+    result, _ = run_task(make_task(steps, answer="${total}"))
+    assert all(v.passed for v in result.verdicts)
+    assert result.status is RunStatus.UNCHECKED, result.verdicts
+    assert result.step_states["total"] == "unchecked"
 
 
 def test_raise_for_status_turns_outcomes_into_errors(run_task):

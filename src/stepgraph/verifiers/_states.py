@@ -23,13 +23,22 @@ STEP_STATES = (VERIFIED, UNCHECKED, FAILED, CHECK_FAILED, SKIPPED)
 
 
 def covered(verdict: Verdict) -> set[str]:
-    """The steps whose values a verdict looked at (inputs are not steps)."""
+    """The steps whose values a verdict looked at (inputs are not steps).
+
+    A unit check looks at the value's dimension, not its number: 120 min where the goal
+    asks for a sum of 180 min passes it. It can fail a step (`only_fails`), never verify one.
+    """
     if verdict.step is not None:
         return {verdict.step}
     if verdict.kind is VerdictKind.CHECK:
         names = {ref.step for key in verdict.values for ref in find_references(key)}
         return {name for name in names if name != "inputs"}
     return set()
+
+
+def only_fails(verdict: Verdict) -> bool:
+    """A verdict that can show a value wrong but not right: the unit check."""
+    return verdict.kind is VerdictKind.UNIT
 
 
 def step_states(
@@ -46,7 +55,7 @@ def step_states(
                 continue  # failed, skipped, already check_failed, or not a step of the run
             if not verdict.passed:
                 states[step] = CHECK_FAILED
-            else:
+            elif not only_fails(verdict):
                 states[step] = VERIFIED
     return states
 
@@ -59,6 +68,6 @@ def answer_checked(answer_steps: Iterable[str], verdicts: Iterable[Verdict]) -> 
             continue
         if verdict.kind is VerdictKind.CROSS:  # a second plan reproduced the final value
             return True
-        if covered(verdict) & wanted:
+        if not only_fails(verdict) and covered(verdict) & wanted:
             return True
     return False
