@@ -92,3 +92,14 @@ def test_reading_is_off_for_a_task_that_names_its_inputs():
     task = _prepared(Task(name="g", goal=JANET, inputs={"size": {"value": "4 GB"}}))
     Planner(llm, plan_retries=0).plan(task)
     assert "inputs.eggs" not in llm.requests[0][-1]["content"]
+
+
+def test_a_money_rate_read_from_the_goal_passes_grounding():
+    # The engine once refused its own read input: "$7 per hour" read as 7 USD/h, quoted as 7 USD.
+    goal = "His neighbor pays him $7 per hour to babysit. He babysits for 2 hours. How much?"
+    read = read_inputs(goal)
+    assert {str(item.value) for item in read.values()} == {"7 USD/h", "2 h"}
+    names = " * ".join(f"${{inputs.{name}}}" for name in read)
+    step = {"id": "pay", "tool": "calculate", "args": {"expression": names}}
+    plan = bind_read_inputs(StepGraph.model_validate({"steps": [step]}), read)
+    assert grounding_problems(plan, _prepared(Task(name="g", goal=goal))) == []

@@ -160,10 +160,23 @@ def stated_quantities(text: str) -> list[Stated]:
         else:
             units: list[pint.Unit | None] = [*_units_after(text[number.end :])] or [None]
             if text[: number.end - len(number.text)].rstrip().endswith("$"):
-                units = [parse_unit("USD")]
+                units = _money_units(text[number.end :])
             found.extend(Stated(number, unit) for unit in units)
     found.extend(Stated(number, None) for number in word_numbers(text))
     return found
+
+
+def _money_units(rest: str) -> list[pint.Unit | None]:
+    """Money: $7 is 7 USD; $7 per hour is 7 USD or 7 USD/h (the read input is the rate)."""
+    dollar = parse_unit("USD")
+    words = [word.strip(".,;:()").casefold() for word in rest.split()[:2]]
+    if len(words) == 2 and words[0] in _PER | _PER_OR_NOT:
+        try:
+            per = parse_unit(words[1], counts=False)
+        except UnitError:
+            return [dollar]
+        return [dollar, dollar / per]
+    return [dollar]
 
 
 def _units_after(rest: str) -> list[pint.Unit]:
