@@ -326,3 +326,14 @@ def test_a_check_false_whatever_the_values_are_fails_the_run(run_task):
     assert result.status is RunStatus.UNVERIFIED
     [check] = [v for v in result.verdicts if v.kind is VerdictKind.CHECK]
     assert check.description.startswith("not a check: ${a} != ${a} fails whatever the values")
+
+
+def test_the_answer_is_its_template_headline_not_a_checked_part_beside_it(run_task):
+    steps = [
+        {"id": "hist", "tool": "calculate", "args": {"expression": "2 * 20 min"}},
+        {"id": "total", "tool": "calculate", "args": {"expression": "max(${hist}, 120 min)"}},
+    ]
+    # hist is reverse-checked (40 min / 20 min = 2); the headline total is not.
+    result, _ = run_task(make_task(steps, answer="${total} (history ${hist})"))
+    assert result.step_states == {"hist": "verified", "total": "unchecked"}
+    assert result.status is RunStatus.UNCHECKED

@@ -394,11 +394,16 @@ class RunSession:
     def _answer_steps(
         task: PreparedTask, plan: StepGraph, execution: Execution, sources: dict[str, str]
     ) -> set[str]:
-        """The steps the answer's value comes from: the template's, the traced, or the last."""
+        """The steps the answer's value comes from: the template's, the traced, or the last.
+
+        A template's value is its first step: in "${total} (bio ${bio}, geo ${geo})" the
+        parts beside the headline being checked says nothing of the headline.
+        """
         steps = {step.id for step in plan.steps}
         template = task.answer or plan.answer
         if template:
-            named = {ref.step for ref in find_references(template)}
+            first = next((r.step for r in find_references(template) if r.step in steps), None)
+            named = {first} if first is not None else set()
         else:
             named = {name for names in sources.values() for name in names.split(", ")}
         named &= steps

@@ -1,0 +1,43 @@
+"""Real answers of a small model to GSM8K questions, replayed offline: never verified wrong.
+
+Each file in recorded_gsm8k/ is a case `benchmarks/small_model.py --record` wrote: the
+question (GSM8K, MIT licence), its expected number and every reply the model
+(Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama.cpp) gave, in order, with the plan syntax it
+was asked for. Played back through today's planner and engine, a run may be unverified or
+fail; it is never verified with another answer, and never an internal error.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stepgraph import Engine, Planner
+from stepgraph.evaluation import Suite, run_goal
+from stepgraph.testing import ScriptedLLM
+
+CASES = sorted((Path(__file__).parent / "recorded_gsm8k").glob("*.json"))
+
+
+def _suite(case: dict) -> Suite:
+    goal = {"id": case["id"], "goal": case["question"], "expect": case["expected"]}
+    return Suite(name="recorded", tolerance=1e-9, goals=[goal])
+
+
+@pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
+def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_path):
+    case = json.loads(path.read_text(encoding="utf-8"))
+    replies = [reply["content"] for reply in case["replies"]]
+    planner = Planner(ScriptedLLM(replies), plan_retries=2, syntax=case.get("syntax", "lines"))
+    suite = _suite(case)
+    outcome = run_goal(
+        suite, suite.goals[0], Engine(planner=planner), tmp_path, tmp_path / "r.jsonl"
+    )
+    assert not outcome.verified_wrong, (outcome.answer, outcome.expected)
+    assert outcome.error_kind != "internal", outcome.error
+    if case.get("verified_correct"):  # what the real run got right stays right
+        assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+
+
+def test_the_recorded_cases_are_there():
+    assert len(CASES) >= 1
