@@ -145,3 +145,22 @@ def test_a_run_planned_in_lines_replays_identical_from_its_journal(tmp_path):
     )
     report = replay(journal, out=tmp_path / "again.jsonl")
     assert report.identical, report.divergences
+
+
+def test_a_refused_plan_is_told_the_names_of_the_read_inputs_it_left_unused(tmp_path):
+    # A real model's answer to a GSM8K question left '10' (shown as `rounds`) unused and sent
+    # the same answer back when told only "the goal states '10'".
+    goal = "Each team has 4 players and there are 10 rounds. They scored 9 points. How many?"
+    unused = "a = players * points\nanswer = f'{a}'"
+    used = "a = players * rounds * points\nanswer = f'{a}'"
+    llm = ScriptedLLM([unused, used])
+    Planner(llm, plan_retries=1, syntax="lines").plan(_task(goal))
+    feedback = llm.requests[1][-1]["content"]
+    assert "inputs no step uses: rounds (10); use each one" in feedback
+
+
+def _task(goal):
+    from stepgraph.task import PreparedTask, resolve_inputs
+
+    task = Task(name="g", goal=goal)
+    return PreparedTask(task, default_registry(), resolve_inputs(task))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -86,6 +87,26 @@ class Planner:
         return parse_plan(
             text, task.tools, task.inputs, task.extra_checks, answer=task.answer, read=read
         )
+
+    def _unused_read(
+        self, task: PreparedTask, text: str, problems: list[PlanProblem]
+    ) -> list[PlanProblem]:
+        """The read inputs a refused answer left unused, by name: what to write instead.
+
+        The coverage problem names the goal's number ('10'); a small model acts on the
+        name it was shown for it (``rounds``) more readily.
+        """
+        if not any(UNUSED_NUMBER in str(problem) for problem in problems):
+            return []
+        written = "${inputs.%s}" if self.syntax == "json" else "%s"
+        unused = [
+            f"{written % name} ({item.value})"
+            for name, item in self._read(task).items()
+            if not re.search(rf"(?<![\w.]){re.escape(written % name)}(?!\w)", text)
+        ]
+        if not unused:
+            return []
+        return [PlanProblem(None, f"inputs no step uses: {', '.join(unused)}; use each one")]
 
     def _read(self, task: PreparedTask) -> dict[str, GroundedInput]:
         if not self.read_goal or task.task.inputs or not task.grounded:
@@ -230,6 +251,7 @@ class Planner:
                     )
                 return parsed.plan
             problems = list({str(p): p for p in parsed.problems}.values())  # each one once
+            problems += self._unused_read(task, reply.text, problems)
             if again is None:
                 refused[_normalized(reply.text)] = ParsedPlan(None, problems, data=parsed.data)
             if journal:
@@ -301,6 +323,7 @@ class Planner:
         return reply
 
 
+UNUSED_NUMBER = "but no step or check uses it"
 REPEATED = (
     "this answer is identical to one already refused; nothing in it changed. "
     "Fix each problem listed below in the plan itself"

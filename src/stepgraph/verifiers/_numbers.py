@@ -194,6 +194,8 @@ def _units_after(rest: str) -> list[pint.Unit]:
     for text in texts:
         if not text or not _WORD.fullmatch(text.replace(" ", "")):
             continue
+        if text.casefold() in _NOT_UNITS:  # "9 points" are no typographic points
+            continue
         try:
             units.append(parse_unit(text, counts=False))
         except UnitError:
@@ -305,9 +307,13 @@ class ReadNumber:
     end: int
 
 
-# English words that pint also reads as units (attosecond, inch, year, ...): never a unit
-# right after a number in running text ("half as many", "3 in a row").
-_NOT_UNITS = {"a", "an", "as", "at", "in", "is", "it", "or", "to", "by", "do", "no", "so", "up"}
+# English words that pint also reads as units (attosecond, inch, typographic point, ...):
+# never a unit right after a number in running text ("half as many", "9 points").
+_NOT_UNITS = {
+    "a", "an", "as", "at", "in", "is", "it", "or", "to", "by", "do", "no", "so", "up",
+    "point", "points", "hand", "hands", "turn", "turns", "line", "lines", "link", "links",
+    "rod", "rods", "chain", "chains", "span", "spans", "stone", "stones", "cycle", "cycles",
+}  # fmt: skip
 _TIME = "[time]"
 
 
