@@ -164,3 +164,13 @@ def _task(goal):
 
     task = Task(name="g", goal=goal)
     return PreparedTask(task, default_registry(), resolve_inputs(task))
+
+
+def test_unused_names_a_number_the_answer_does_not_need_as_the_goal_writes_it():
+    goal = "Three classes have 28, 31 and 26 pupils. Each pupil gets 2 pencils. How many?"
+    read = read_inputs(goal)
+    assert list(read) == ["classes", "n28", "n31", "pupils", "pencils"]
+    names = {name: item.quote.split()[0] for name, item in read.items()}
+    text = "total = (n28 + n31 + pupils) * pencils\nunused(classes, 'it counts the classes')"
+    data = read_lines(text, names, ["calculate"])
+    assert data["unused"] == [{"number": "Three", "why": "it counts the classes"}]

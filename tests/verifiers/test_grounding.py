@@ -261,11 +261,23 @@ def test_a_factor_divided_instead_of_multiplied_passes_grounding_but_not_the_cro
     assert result.answer.startswith("no answer:")
 
 
+def test_a_number_word_left_unused_is_named_like_a_number_left_unused():
+    """A real model ignored "goats have four legs": 184 legs verified, not 322."""
+    goal = (
+        "Kangaroos have two legs and goats have four legs. If he has 23 kangaroos and three "
+        "times as many goats as kangaroos what is the total number of legs?"
+    )
+    expression = "23 * 2 + 3 * 23 * 2"
+    plan = {"steps": [{"id": "n", "tool": "calculate", "args": {"expression": expression}}]}
+    assert any("the goal states 'four' but no step" in p for p in _problems(plan, goal))
+
+
 def test_a_number_the_goal_writes_as_a_word_is_no_literal():
     """The real model read 'Three classes' as 3 pencils a pupil: 255 pencils, not 170."""
     goal = "Three classes have 28, 31 and 26 pupils. Each pupil gets 2 pencils. How many?"
     step = {"id": "n", "tool": "calculate", "args": {"expression": "(28 + 31 + 26) * 2"}}
-    plan = {"steps": [step]}
+    why = "it counts the classes the goal lists"
+    plan = {"steps": [step], "unused": [{"number": "Three", "why": why}]}
     assert _problems(plan, goal) == []
     step["args"]["expression"] = "3 * 28 + 3 * 31 + 3 * 26"
     assert any("3 is not a number of the goal" in p for p in _problems(plan, goal))

@@ -14,6 +14,7 @@ One line per step, Python's own syntax, parsed with `ast` and never executed::
 - ``name = tool(arg=..., ...)`` calls any other tool;
 - ``name = 24  # why`` is a constant the goal does not state, and why (the comment);
 - ``assert condition, "why"`` is a check; ``answer = f"..."`` the answer template;
+- ``unused(name, "why")`` says a number of the goal is not needed, and why;
 - a comment on a line of its own is the plan's thought; one after a step is its thought.
 
 The result is the dictionary of a JSON plan (``${name}`` and ``${inputs.name}``
@@ -26,7 +27,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?")
@@ -38,7 +39,10 @@ class LinesError(ValueError):
 
 
 def read_lines(text: str, inputs: Collection[str], tools: Collection[str]) -> dict[str, Any]:
-    """The plan a text of lines describes, as the data of a JSON plan."""
+    """The plan a text of lines describes, as the data of a JSON plan.
+
+    `inputs` may map each name to its number as the goal writes it, for ``unused(name, ...)``.
+    """
     source = _code(text)
     try:
         tree = ast.parse(source)
@@ -54,7 +58,7 @@ def _code(text: str) -> str:
     kept = []
     for line in text.splitlines():
         stripped = line.strip()
-        is_code = stripped.startswith(("#", "assert ")) or "=" in stripped
+        is_code = stripped.startswith(("#", "assert ", "unused(")) or "=" in stripped
         kept.append(line if is_code or not stripped else "")
     return "\n".join(kept).strip() + "\n"
 
@@ -82,12 +86,14 @@ class _Reader:
         self, inputs: Collection[str], tools: Collection[str], comments: dict[int, tuple[str, bool]]
     ) -> None:
         self.scope = {name: f"${{inputs.{name}}}" for name in inputs}
+        self.inputs = dict(inputs) if isinstance(inputs, Mapping) else {}
         self.tools = set(tools) - {"calculate"}
         self.comments = comments
         self.steps: list[dict[str, Any]] = []
         self.checks: list[dict[str, str]] = []
         self.constants: dict[str, dict[str, Any]] = {}
         self.answer: str | None = None
+        self.unused: list[dict[str, str]] = []
 
     def read(self, tree: ast.Module) -> dict[str, Any]:
         for node in tree.body:
@@ -100,6 +106,8 @@ class _Reader:
             plan["constants"] = self.constants
         if self.checks:
             plan["checks"] = self.checks
+        if self.unused:
+            plan["unused"] = self.unused
         if self.answer is not None:
             plan["answer"] = self.answer
         return plan
@@ -110,6 +118,10 @@ class _Reader:
             why = node.msg.value if isinstance(node.msg, ast.Constant) else "a reverse check"
             self.checks.append({"expression": self._expression(node.test, where), "why": str(why)})
             return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            if _is_unused(node.value):
+                self.unused.append(self._unused(node.value, where))
+                return
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value, unit = node.targets[0], node.value, None
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -155,6 +167,19 @@ class _Reader:
             step["expect_unit"] = unit
         self.steps.append(step)
         self.scope[name] = f"${{{step_id}}}"
+
+    def _unused(self, call: ast.Call, where: str) -> dict[str, str]:
+        """``unused(three, "it counts the classes listed")``: a number the answer needs not."""
+        if len(call.args) != 2 or not isinstance(call.args[1], ast.Constant):
+            raise LinesError(f'{where}: write unused(name, "why the answer does not need it")')
+        number = call.args[0]
+        if isinstance(number, ast.Name):
+            written = self.inputs.get(number.id, number.id)
+        elif isinstance(number, ast.Constant):
+            written = str(number.value)
+        else:
+            raise LinesError(f'{where}: write unused(name, "why the answer does not need it")')
+        return {"number": written, "why": str(call.args[1].value)}
 
     def _new_id(self, name: str) -> str:
         taken = {step["id"] for step in self.steps}
@@ -230,6 +255,12 @@ class _Reader:
         else:
             raise LinesError(f'{where}: the answer is a string, e.g. answer = f"{{total}} GB"')
         return _ANSWER_FIELD.sub(lambda m: self._reference(m.group(1), where), template)
+
+
+def _is_unused(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "unused"
+    )
 
 
 def _is_call_name(tree: ast.expr, name: str) -> bool:

@@ -80,7 +80,9 @@ class Planner:
         read = self._read(task)
         if self.syntax == "lines":
             try:
-                data = read_lines(text, [*task.inputs, *read], task.tools.names())
+                names = {name: name for name in task.inputs}
+                names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
+                data = read_lines(text, names, task.tools.names())
             except LinesError as e:
                 return ParsedPlan(None, [PlanProblem(None, str(e))])
             text = json.dumps(data)

@@ -85,7 +85,7 @@ def _quote(goal: str, start: int, end: int) -> str:
         if sentence_end is not None:
             stop = match.start() + sentence_end.start()
             break
-    return (goal[start:end] + rest[:stop]).strip()
+    return (goal[start:end] + rest[:stop]).strip().rstrip(",")
 
 
 def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
@@ -101,7 +101,7 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
         return written.casefold()
     if unit is not None:
         return _KIND_NAMES.get(dimension_name(quantity(1, unit)), "amount")
-    return "n" + re.sub(r"\W", "_", written)
+    return "n" + re.sub(r"\W", "_", written.rstrip(",.")).strip("_")
 
 
 def _is_unit(word: str) -> bool:

@@ -29,6 +29,7 @@ from stepgraph.verifiers._numbers import (
     matches,
     stated_quantities,
     states,
+    word_numbers,
 )
 
 
@@ -74,7 +75,7 @@ def unused_numbers(
     listed = {_plain(item.number) for item in plan.unused if item.why.strip()}
     return [
         number
-        for number in goal_numbers(goal)
+        for number in [*goal_numbers(goal), *word_numbers(goal)]
         if number.value != 0
         and _plain(number.text) not in listed
         and not any(matches(u, number.accepted) for u in used)
@@ -101,7 +102,7 @@ def goal_coverage(
     `inputs` are the task's own input values and `checks` its own checks, for a task held
     to its goal's words (``grounded: true``).
     """
-    stated = [n for n in goal_numbers(goal) if n.value != 0]
+    stated = [n for n in [*goal_numbers(goal), *word_numbers(goal)] if n.value != 0]
     if not stated:
         return None
     unused = [number.text for number in unused_numbers(plan, goal, inputs, checks)]
