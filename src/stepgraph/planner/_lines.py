@@ -118,10 +118,10 @@ class _Reader:
             why = node.msg.value if isinstance(node.msg, ast.Constant) else "a reverse check"
             self.checks.append({"expression": self._expression(node.test, where), "why": str(why)})
             return
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            if _is_unused(node.value):
-                self.unused.append(self._unused(node.value, where))
-                return
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and _is_unused(call):
+            self.unused.append(self._unused(call, where))
+            return
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value, unit = node.targets[0], node.value, None
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
