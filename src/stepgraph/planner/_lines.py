@@ -30,6 +30,8 @@ import tokenize
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from stepgraph.planner._read_goal import unique_name
+
 _FENCE = re.compile(r"```[a-zA-Z]*\n?")
 _ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
 
@@ -182,13 +184,7 @@ class _Reader:
         return {"number": written, "why": str(call.args[1].value)}
 
     def _new_id(self, name: str) -> str:
-        taken = {step["id"] for step in self.steps}
-        if name not in taken:
-            return name
-        number = 2
-        while f"{name}_{number}" in taken:
-            number += 1
-        return f"{name}_{number}"
+        return unique_name(name, {step["id"] for step in self.steps})
 
     def _arguments(self, call: ast.Call, where: str) -> dict[str, Any]:
         if call.args:

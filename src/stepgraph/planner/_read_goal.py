@@ -11,7 +11,7 @@ them as ``${inputs.name}``; the plan gets those it refers to (`bind_read_inputs`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import pint
 
@@ -36,7 +36,7 @@ def read_inputs(goal: str) -> dict[str, GroundedInput]:
     for number in read_numbers(goal):
         value = _value_text(number.value, number.unit)
         quote = _quote(goal, number.start, number.end)
-        name = _unique(_name(goal, number.start, number.end, number.unit), inputs)
+        name = unique_name(_name(goal, number.start, number.end, number.unit), inputs)
         inputs[name] = GroundedInput(value=value, quote=quote)
     return inputs
 
@@ -123,7 +123,8 @@ _KIND_NAMES = {
 }
 
 
-def _unique(name: str, taken: dict[str, GroundedInput]) -> str:
+def unique_name(name: str, taken: Collection[str]) -> str:
+    """`name`, or `name_2`, `name_3`, ... : the first that is not taken."""
     if name not in taken:
         return name
     number = 2
