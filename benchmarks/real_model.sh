@@ -118,13 +118,13 @@ PY
   log "model joined: $MODEL ($(stat -c %s "$MODEL") bytes)"
 fi
 
-# 3. Start the server; stop it by its process id however this script ends. The RAM prompt
-#    cache keeps the state of several prompts: the planner's long system prompt is then
-#    evaluated once, although the model-alone questions come in between.
+# 3. Start the server; stop it by its process id however this script ends. No `--cache`:
+#    llama-cpp-python 0.3.36's RAM prompt cache grew past its --cache_size here (23 GB
+#    resident after ~40 requests, then the OOM killer). Without it the server reuses the
+#    longest prefix of the previous prompt only.
 SERVER_LOG="$REAL_MODEL_DIR/server-$PORT.log"
 "$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
-  --n_ctx 8192 --n_threads "$N_THREADS" --cache True --cache_type ram \
-  --cache_size 2147483648 >"$SERVER_LOG" 2>&1 &
+  --n_ctx 8192 --n_threads "$N_THREADS" >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 stop_server() {
   if kill -0 "$SERVER_PID" 2>/dev/null; then
