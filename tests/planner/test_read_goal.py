@@ -103,3 +103,11 @@ def test_a_money_rate_read_from_the_goal_passes_grounding():
     step = {"id": "pay", "tool": "calculate", "args": {"expression": names}}
     plan = bind_read_inputs(StepGraph.model_validate({"steps": [step]}), read)
     assert grounding_problems(plan, _prepared(Task(name="g", goal=goal))) == []
+
+
+def test_a_hyphenated_unit_is_read_and_a_share_is_named_by_its_words():
+    goal = "How many GB does a 100 Mbps link deliver in a 4-hour window at 85% utilisation?"
+    read = read_inputs(goal)
+    assert str(read["window"].value) == "4 h"
+    goal = "Copy 100 TB at 70% utilisation, and 6% of the packets are retransmitted."
+    assert str(read_inputs(goal)["packets"].value) == "0.06"

@@ -93,7 +93,8 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
     words: list[str] = _NAME_WORD.findall(_quote(goal, start, end)[end - start :])
     if unit is not None and words and _is_unit(words[0]):
         words = words[1:]  # the unit's own word ("TB", "hours"), not "images" in a rate
-    after = [w for w in words[:2] if w.casefold() not in _SKIP]
+    reach = 4 if goal[start:end].endswith("%") else 2  # "12% of the traffic lost"
+    after = [w for w in words[:reach] if w.casefold() not in _SKIP]
     if after:
         return after[0].casefold()
     written = goal[start:end]

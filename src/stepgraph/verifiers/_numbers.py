@@ -349,6 +349,7 @@ def read_numbers(text: str) -> list[ReadNumber]:
 
 
 def _unit_after(rest: str) -> pint.Unit | None:
+    rest = rest[1:] if rest.startswith("-") else rest  # "a 4-hour window"
     word = rest.split()[0].strip(".,;:()") if rest.split() else ""
     if not word or word.casefold() in _NOT_UNITS or not _WORD.fullmatch(word):
         return None
