@@ -174,3 +174,11 @@ def test_unused_names_a_number_the_answer_does_not_need_as_the_goal_writes_it():
     text = "total = (n28 + n31 + pupils) * pencils\nunused(classes, 'it counts the classes')"
     data = read_lines(text, names, ["calculate"])
     assert data["unused"] == [{"number": "Three", "why": "it counts the classes"}]
+
+
+def test_a_reference_written_as_in_json_is_the_name_itself():
+    # The real model copied ${...} from the feedback into its lines.
+    data = read_lines('x: "h" = ${a} * ${inputs.b}\nanswer = f"{x}"', ["a", "b"], ["calculate"])
+    assert data["steps"][0]["args"]["expression"] == "${inputs.a} * ${inputs.b}"
+    data = read_lines('x = a * 2\nanswer = "${x} nights"', ["a"], ["calculate"])
+    assert data["answer"] == "${x} nights"

@@ -33,6 +33,7 @@ from typing import Any
 from stepgraph.planner._read_goal import unique_name
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?")
+_REFERENCE = re.compile(r"\$\{(?:inputs\.)?([A-Za-z_]\w*)\}")
 _ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
 
 
@@ -55,8 +56,15 @@ def read_lines(text: str, inputs: Collection[str], tools: Collection[str]) -> di
 
 
 def _code(text: str) -> str:
-    """The lines of code: fences removed, and prose lines (no '=', no '#') dropped."""
+    """The lines of code: fences removed, and prose lines (no '=', no '#') dropped.
+
+    A ``${name}`` reference, as JSON plans and the feedback write them, is the name itself.
+    """
     text = _FENCE.sub("", text)
+    text = "\n".join(
+        _REFERENCE.sub(r"{\1}" if line.lstrip().startswith("answer") else r"\1", line)
+        for line in text.splitlines()
+    )
     kept = []
     for line in text.splitlines():
         stripped = line.strip()
