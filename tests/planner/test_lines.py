@@ -182,3 +182,15 @@ def test_a_reference_written_as_in_json_is_the_name_itself():
     assert data["steps"][0]["args"]["expression"] == "${inputs.a} * ${inputs.b}"
     data = read_lines('x = a * 2\nanswer = "${x} nights"', ["a"], ["calculate"])
     assert data["answer"] == "${x} nights"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x = a\0 + 1", "x = " + " + ".join(["a"] * 100_000), "x = " + "(" * 5_000 + "a" + ")" * 5_000],
+)
+def test_hostile_lines_are_a_plan_problem_never_an_internal_error(text):
+    try:
+        data = read_lines(text, ["a"], ["calculate"])
+    except LinesError:
+        return
+    assert data["steps"]  # read (the NUL dropped) into a plan the checks then judge

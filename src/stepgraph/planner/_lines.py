@@ -46,13 +46,15 @@ def read_lines(text: str, inputs: Collection[str], tools: Collection[str]) -> di
 
     `inputs` may map each name to its number as the goal writes it, for ``unused(name, ...)``.
     """
-    source = _code(text)
+    source = _code(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
         tree = ast.parse(source)
+        return _Reader(inputs, tools, _comments(source)).read(tree)
     except SyntaxError as e:
         shown = _line(source, e.lineno)
         raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
-    return _Reader(inputs, tools, _comments(source)).read(tree)
+    except (RecursionError, MemoryError):  # "a + a + ... + a" a hundred thousand times
+        raise LinesError("the plan is too deeply nested: one short line per step") from None
 
 
 def _code(text: str) -> str:
