@@ -194,3 +194,28 @@ def test_hostile_lines_are_a_plan_problem_never_an_internal_error(text):
     except LinesError:
         return
     assert data["steps"]  # read (the NUL dropped) into a plan the checks then judge
+
+
+def test_a_tool_with_side_effects_called_from_lines_passes_the_approval_gate(tmp_path):
+    # A model answering in lines may call any allowed tool; the plan it yields is a plan
+    # like any other: under `readonly` a side effect is refused, nothing is sent.
+    from stepgraph import ApprovalError, ApprovalPolicy, tool
+
+    sent: list[str] = []
+
+    @tool(side_effects=True)
+    def pay(to: str) -> str:
+        """Pay someone (changes the world)."""
+        sent.append(to)
+        return "paid"
+
+    lines = CANONICAL_LINES.replace("answer =", 'receipt = pay(to="acct-mallory")\nanswer =')
+    llm = ScriptedLLM([lines])
+    engine = Engine(tools=[pay], planner=Planner(llm, plan_retries=0, syntax="lines"))
+    with pytest.raises(ApprovalError, match="pay"):
+        engine.run(
+            Task(name="g", goal=CANONICAL, tools=["calculate", "pay"]),
+            journal=tmp_path / "run.jsonl",
+            approval=ApprovalPolicy.READONLY,
+        )
+    assert sent == []
