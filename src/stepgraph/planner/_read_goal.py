@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from functools import lru_cache
 
 import pint
 
@@ -32,13 +33,19 @@ _QUOTE_WORDS = 4  # words after the number kept in the quote: context for the mo
 
 def read_inputs(goal: str) -> dict[str, GroundedInput]:
     """One named, quoted input per quantity the goal states, in the goal's order."""
+    # Copies: the planner asks once per prompt and per attempt; the reading is done once.
+    return {name: item.model_copy() for name, item in _read(goal)}
+
+
+@lru_cache(maxsize=32)
+def _read(goal: str) -> tuple[tuple[str, GroundedInput], ...]:
     inputs: dict[str, GroundedInput] = {}
     for number in read_numbers(goal):
         value = _value_text(number.value, number.unit)
         quote = _quote(goal, number.start, number.end)
         name = unique_name(_name(goal, number.start, number.end, number.unit), inputs)
         inputs[name] = GroundedInput(value=value, quote=quote)
-    return inputs
+    return tuple(inputs.items())
 
 
 def bind_read_inputs(plan: StepGraph, read: Mapping[str, GroundedInput]) -> StepGraph:
