@@ -133,6 +133,14 @@ class StepGraph(_Strict):
         return plan_hash_of(content)
 
 
+class WorkedExample(_Strict):
+    """A remembered goal and the plan that verified it, shown to the planner as an example."""
+
+    run_id: str | None = Field(None, description="The run that verified it.")
+    goal: str = Field(description="The goal as it was typed.")
+    plan: dict[str, Any] = Field(description="The plan, as the journal holds it.")
+
+
 def plan_hash_of(dumped: dict[str, Any]) -> str:
     """`StepGraph.plan_hash` of a plan already dumped (``model_dump(mode="json")``).
 

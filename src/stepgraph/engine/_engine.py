@@ -56,7 +56,9 @@ class Engine:
         cross_check: bool = False,
         mcp_servers: Iterable[McpServerSpec | str | dict[str, Any]] = (),
         stream: bool | None = None,
+        memory: bool = False,
     ) -> None:
+        """`memory`: recall verified plans of `journal_dir` for typed goals of the same shape."""
         self.tools = default_registry()
         # Started by each prepare, with the task's own; stopped when the run ends.
         self.mcp_servers = [as_spec(server) for server in mcp_servers]
@@ -71,6 +73,7 @@ class Engine:
             "cross_check": cross_check,
             "stream": stream,
         }
+        self._memory = memory
         self._config: RunConfig | None = None
 
     @property
@@ -80,7 +83,14 @@ class Engine:
             from stepgraph.engine._session import RunConfig
             from stepgraph.executor import ThreadBackend
 
-            self._config = RunConfig(backend=self._backend or ThreadBackend, **self._settings)
+            memory = None
+            if self._memory:
+                from stepgraph.engine._memory import PlanMemory
+
+                memory = PlanMemory(self.journal_dir)
+            self._config = RunConfig(
+                backend=self._backend or ThreadBackend, memory=memory, **self._settings
+            )
         return self._config
 
     @config.setter
@@ -309,6 +319,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "cross_check",
         "mcp_servers",
         "stream",
+        "memory",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

@@ -18,6 +18,7 @@ from stepgraph.engine._approval import Decision, PlanView, RunParked
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
 from stepgraph.engine._engine import Engine, check_journal_free, refuse_code, unlink_journal
+from stepgraph.engine._recall import Recalled
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.engine._signing import signed_here
 from stepgraph.exceptions import (
@@ -35,13 +36,15 @@ from stepgraph.journal import (
     ObservationEvent,
     PlanApproved,
     PlanEdited,
+    PlanExamples,
+    PlanRecalled,
     PlanRejected,
     PlanRepair,
     Recording,
     RunEnd,
     RunResume,
 )
-from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus
+from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus, WorkedExample
 from stepgraph.planner import LLMReply, Message, Planner
 from stepgraph.task import PreparedTask, plugins_outside
 from stepgraph.tools import Tool, as_spec, recorded_tools
@@ -81,7 +84,17 @@ class RecordedOutcome:
 
 # The events a replay keeps besides the task and the plans (built as they are read): the
 # model's answers, approvals, resumes, the end; observations are kept as `RecordedOutcome`s.
-_KEPT = (RunResume, RunEnd, PlanApproved, PlanRejected, PlanEdited, PlanRepair, LLMResponse)
+_KEPT = (
+    RunResume,
+    RunEnd,
+    PlanApproved,
+    PlanRejected,
+    PlanEdited,
+    PlanRepair,
+    LLMResponse,
+    PlanRecalled,
+    PlanExamples,
+)
 _RESULT_STATUSES = frozenset(RunStatus)  # a run that ended with a result, not an error
 
 
@@ -352,6 +365,21 @@ def code_inside(journal: Path | str, folder: Path) -> bool:
     return inside and not outside and not commands and not recording.task.mcp_servers
 
 
+def _recorded_memory(recording: Recording) -> tuple[Recalled | None, list[WorkedExample]]:
+    """What plan memory gave the recorded run: its recalled plan, its worked examples."""
+    recalled: Recalled | None = None
+    examples: list[WorkedExample] = []
+    for event in recording.journal.events:
+        if isinstance(event, PlanRecalled) and event.plan_hash in recording.plans:
+            plan = recording.plans[event.plan_hash]
+            recalled = Recalled(
+                plan, event.from_run, event.from_journal, event.from_goal, event.rebound
+            )
+        elif isinstance(event, PlanExamples) and recalled is None:
+            examples = [WorkedExample.model_validate(item) for item in event.examples]
+    return recalled, examples
+
+
 def _plan_retries_seen(recording: Recording) -> int | None:
     """The planner's retries for a record written before `run.start` said them.
 
@@ -459,6 +487,7 @@ def _run_again(
         start_fields={"parent" if from_step else "replay_of": link},
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )
+    options.recalled, options.examples = _recorded_memory(recording)
     # A fork or a live replay is a new run (it may park for its own decision); an exact
     # replay is the recorded run again.
     options.run_id = recording.run_id if offline else None

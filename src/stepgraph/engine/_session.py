@@ -33,7 +33,9 @@ from stepgraph.engine._approval import (
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
+from stepgraph.engine._memory import PlanMemory
 from stepgraph.engine._per_step import run_read_only
+from stepgraph.engine._recall import Recalled
 from stepgraph.engine._signing import sign_decision
 from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
@@ -63,8 +65,10 @@ from stepgraph.journal import (
     PlanApproved,
     PlanAwaiting,
     PlanEdited,
+    PlanExamples,
     PlanInvalid,
     PlanProposed,
+    PlanRecalled,
     PlanRejected,
     PlanRepair,
     PlanRevise,
@@ -80,6 +84,7 @@ from stepgraph.model import (
     RunStatus,
     StepGraph,
     Verdict,
+    WorkedExample,
     plan_hash_of,
 )
 from stepgraph.planner import Planner
@@ -88,6 +93,7 @@ from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry, mcp_definitions
 from stepgraph.verifiers import answer_checked, goal_coverage, step_states, verify
 
+NEAR_EXAMPLES = 2  # remembered plans shown in place of fixed examples: a short prompt
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
 NO_PLANNER = (
@@ -116,6 +122,7 @@ class RunConfig:
     backend: Callable[[], Backend]
     cross_check: bool = False  # a verified run must be reproduced by a second plan
     stream: bool | None = None  # start read-only steps while the plan streams in; None: task
+    memory: PlanMemory | None = None  # verified plans recalled for typed goals of their shape
 
 
 @dataclass
@@ -143,6 +150,9 @@ class RunOptions:
     # The plans a person wrote at an approval before this process (`plan.edited`, by hash):
     # a resumed or continued run judges them as the person's, as the run that took the edit.
     edited: frozenset[str] = frozenset()
+    # A replay takes what memory gave the recorded run from its record, not from memory now.
+    recalled: Recalled | None = None
+    examples: list[WorkedExample] | None = None  # None: ask memory (if any) for examples
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -189,6 +199,7 @@ class RunSession:
         self._task_plan_dump: dict[str, Any] | None = None
         self._tool_prints: dict[str, str] | None = None  # what approvals bind of the tools
         self._given: dict[int, StepGraph] = {}  # the plans a person wrote, not the planner
+        self._recalled: StepGraph | None = None  # the plan memory gave, until it is replaced
 
     def _check_given(self, plan: StepGraph) -> None:
         self._given[id(plan)] = plan
@@ -306,6 +317,7 @@ class RunSession:
                     "plan_syntax": getattr(self.config.planner, "syntax", None),
                     "read_goal": getattr(self.config.planner, "read_goal", None),
                     "cross_check": self.config.cross_check,
+                    "memory": self.config.memory is not None,
                     "stream": streaming_applies(self),
                     # the policy asked for (None: the task's, or the default): for replays
                     "approval": self.options.policy.value if self.options.policy else None,
@@ -347,7 +359,12 @@ class RunSession:
             planner = self.config.planner
             if not failures or planner is None or round_number == rounds:
                 break
-            repaired = planner.repair(self.prepared, plan, execution.values, failures, self.journal)
+            if plan is self._recalled:  # not this goal's plan after all: planned afresh
+                repaired = planner.plan(self.prepared, self.journal)
+            else:
+                repaired = planner.repair(
+                    self.prepared, plan, execution.values, failures, self.journal
+                )
             if disagreed and repaired.plan_hash() == plan.plan_hash():
                 break  # the model keeps its plan against the second: nothing left to try
             self.journal.emit(
@@ -454,8 +471,68 @@ class RunSession:
             self._check_given(plan)
             return plan
         planner = require_planner(self.config.planner, prepared)
+        recalled = self._recall()
+        if recalled is not None:
+            return recalled
+        examples = self._examples()
         self.early = early_start(self)
-        return planner.plan(prepared, self.journal, watch=self.early)
+        return planner.plan(prepared, self.journal, watch=self.early, examples=examples)
+
+    def _remembers(self) -> bool:
+        """Whether memory applies: a typed goal, with no plan and no inputs of its own."""
+        prepared = self.prepared
+        if self.config.memory is None or self.options.plan_file is not None:
+            return False
+        return prepared.plan is None and not prepared.task.inputs
+
+    def _recall(self) -> StepGraph | None:
+        """The verified plan of a goal of this shape, re-bound to this goal, if memory has one."""
+        recalled = self.options.recalled
+        if recalled is None and self._remembers():
+            assert self.config.memory is not None
+            outcome = self.config.memory.recall(
+                self.prepared, tool_fingerprints(self.prepared.tools)
+            )
+            if outcome.refused is not None:
+                self.journal.emit(
+                    PlanRecalled(
+                        from_run=outcome.refused.run_id,
+                        from_journal=outcome.refused.path,
+                        from_goal=outcome.refused.goal,
+                        refused=outcome.reasons or [],
+                    )
+                )
+            recalled = outcome.recalled
+        if recalled is None:
+            return None
+        dumped = recalled.plan.model_dump(mode="json")
+        plan_hash = self._plan_hash(recalled.plan, dumped)
+        self.journal.emit(
+            PlanRecalled(
+                from_run=recalled.from_run,
+                from_journal=recalled.from_journal,
+                from_goal=recalled.from_goal,
+                rebound=recalled.rebound,
+                plan_hash=plan_hash,
+            )
+        )
+        self.journal.emit(PlanProposed(source="memory", plan=dumped, plan_hash=plan_hash))
+        self._recalled = recalled.plan
+        return recalled.plan
+
+    def _examples(self) -> list[WorkedExample]:
+        """Remembered plans of the goals nearest this one, as the planner's worked examples."""
+        examples = self.options.examples
+        if examples is None:
+            if not self._remembers():
+                return []
+            assert self.config.memory is not None
+            examples = self.config.memory.nearest(self.prepared.task.goal, NEAR_EXAMPLES)
+        if examples:
+            self.journal.emit(
+                PlanExamples(examples=[example.model_dump(mode="json") for example in examples])
+            )
+        return examples
 
     def _execute(self, plan: StepGraph, prior: Prior | None) -> tuple[Execution, list[Verdict]]:
         prepared = self.prepared.for_plan(plan)

@@ -54,6 +54,34 @@ class PlanProposed(JournalEvent):
     repairs: list[str] = Field(default_factory=list)
 
 
+class PlanRecalled(JournalEvent):
+    """A verified plan of a goal of the same shape was taken from memory, re-bound to this goal.
+
+    With `refused` set, the recalled plan did not pass the checks a planner's plan passes,
+    and the planner was asked instead; otherwise a `plan.proposed` (source "memory") follows.
+    """
+
+    event: Literal["plan.recalled"] = "plan.recalled"
+    from_run: str = Field(description="The verified run whose plan was taken.")
+    from_journal: str = Field(description="That run's journal.")
+    from_goal: str = Field(description="The goal that run answered.")
+    rebound: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Each input re-read from this goal: name -> {was, now, quote}.",
+    )
+    plan_hash: str | None = Field(None, description="The re-bound plan's hash (None: refused).")
+    refused: list[str] = Field(default_factory=list, description="Why it was not used.")
+
+
+class PlanExamples(JournalEvent):
+    """The worked examples the planner was shown in place of its fixed ones: remembered plans."""
+
+    event: Literal["plan.examples"] = "plan.examples"
+    examples: list[dict[str, Any]] = Field(
+        description="Each a remembered run: run_id, goal and plan, as the prompt showed them."
+    )
+
+
 class _Decision(JournalEvent):
     """Who decided about a plan, how, when, and which plan."""
 
@@ -256,6 +284,8 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     LLMRequest,
     LLMResponse,
     PlanProposed,
+    PlanRecalled,
+    PlanExamples,
     PlanInvalid,
     PlanApproved,
     PlanAwaiting,

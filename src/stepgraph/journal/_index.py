@@ -178,8 +178,16 @@ _UNWRITABLE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOTA
 class RunIndex:
     """The SQLite index of the journals in one runs folder."""
 
-    def __init__(self, runs_dir: Path | str, database: Path | str | None = None) -> None:
+    def __init__(
+        self,
+        runs_dir: Path | str,
+        database: Path | str | None = None,
+        *,
+        schemas: tuple[str, ...] = (),
+    ) -> None:
+        """`schemas`: the tables of what else is derived from these journals (plan memory)."""
         self.runs_dir = Path(runs_dir)
+        self._schema = "\n".join([_SCHEMA, *schemas])
         self.database = Path(database) if database else self.runs_dir / INDEX_NAME
         self.in_memory: str | None = None  # why the index is not kept in its file, if it is not
         self._memory: sqlite3.Connection | None = None
@@ -192,7 +200,7 @@ class RunIndex:
             ) from e
         try:
             with self._connect() as db:
-                db.executescript(_SCHEMA)
+                db.executescript(self._schema)
         except sqlite3.Error as e:
             self._to_memory(e)
 
@@ -206,6 +214,15 @@ class RunIndex:
         with closing(sqlite3.connect(self.database, timeout=10)) as db, db:
             yield db
 
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The index's database, for tables derived from the same journals (plan memory).
+
+        A transaction: committed when the block ends, rolled back if it raises.
+        """
+        with self._connect() as db:
+            yield db
+
     def _to_memory(self, error: sqlite3.Error) -> None:
         """Keep the index in memory from now on, if `error` says its file cannot be kept."""
         name = getattr(error, "sqlite_errorname", "") or ""
@@ -217,7 +234,7 @@ class RunIndex:
         )
         self._memory = sqlite3.connect(":memory:", check_same_thread=False)
         with self._connect() as db:
-            db.executescript(_SCHEMA)
+            db.executescript(self._schema)
 
     def rebuild(self) -> int:
         """Index every journal again from nothing; returns how many runs are indexed."""

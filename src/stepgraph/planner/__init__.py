@@ -12,6 +12,7 @@ from stepgraph.planner._client import (
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._planner import Planner, PlannerSettings, PlanSyntax
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
+from stepgraph.planner._read_goal import goal_shape, read_inputs
 from stepgraph.planner._stream import PlanStream, PlanWatcher, streams
 
 __all__ = [
@@ -30,8 +31,10 @@ __all__ = [
     "PlannerSettings",
     "ResponseMode",
     "extract_json",
+    "goal_shape",
     "parse_plan",
     "plan_schema",
+    "read_inputs",
     "streams",
     "system_prompt",
     "tool_guide",

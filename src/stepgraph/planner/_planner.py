@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
-from stepgraph.model import GroundedInput, StepGraph
+from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._client import LLMClient, LLMReply, Message
 from stepgraph.planner._lines import LinesError, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
@@ -68,10 +68,10 @@ class Planner:
         # for a goal typed with its numbers, the model only wires steps.
         self.read_goal = read_goal
 
-    def _system(self, task: PreparedTask) -> str:
+    def _system(self, task: PreparedTask, remembered: Sequence[WorkedExample] = ()) -> str:
         if self.syntax == "lines":
-            return lines_system_prompt(task.tools)
-        return system_prompt(task.tools)
+            return lines_system_prompt(task.tools, remembered)
+        return system_prompt(task.tools, remembered)
 
     def _goal(self, task: PreparedTask) -> str:
         return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
@@ -127,13 +127,15 @@ class Planner:
         journal: JournalWriter | None = None,
         *,
         watch: PlanWatcher | None = None,
+        examples: Sequence[WorkedExample] = (),
     ) -> StepGraph:
         """Ask for a plan; on problems send them back, at most `plan_retries` times.
 
         With `watch`, each answer is streamed to it as it is written (see `_stream`).
+        `examples` (remembered plans of goals like this one) take the fixed examples' places.
         """
         messages = [
-            {"role": "system", "content": self._system(task)},
+            {"role": "system", "content": self._system(task, examples)},
             {"role": "user", "content": self._goal(task)},
         ]
         return self._converse(messages, "plan", task, journal, watch=watch)

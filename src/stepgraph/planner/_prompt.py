@@ -5,12 +5,14 @@ from __future__ import annotations
 import importlib.resources
 import json
 import re
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 import yaml
 
-from stepgraph.model import StepGraph
+from stepgraph.model import StepGraph, WorkedExample
+from stepgraph.planner._lines import plan_lines
 from stepgraph.tools import ToolRegistry
 
 MAX_PLAN_STEPS = 200
@@ -62,18 +64,21 @@ def compact_plan(plan: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
-def few_shot() -> str:
-    """The worked examples, each a goal, its inputs (often none) and the plan."""
+def few_shot(remembered: Sequence[WorkedExample] = ()) -> str:
+    """The worked examples, each a goal, its inputs (often none) and the plan.
+
+    Remembered plans (`remembered`) come first and take the places of the fixed ones.
+    """
     examples = yaml.safe_load(template("examples.yaml"))
-    parts = []
-    for number, example in enumerate(examples, start=1):
+    parts = [_remembered(example, "json") for example in remembered]
+    for example in examples[: max(0, len(examples) - len(parts))]:
         plan = compact_plan(example["plan"])
         inputs = json.dumps(example["inputs"]) if example["inputs"] else "none"
-        parts.append(f"Example {number}\nGoal: {example['goal']}\nInputs: {inputs}\nPlan:\n{plan}")
-    return "\n\n".join(parts)
+        parts.append(f"Goal: {example['goal']}\nInputs: {inputs}\nPlan:\n{plan}")
+    return _numbered(parts)
 
 
-def system_prompt(tools: ToolRegistry) -> str:
+def system_prompt(tools: ToolRegistry, remembered: Sequence[WorkedExample] = ()) -> str:
     """Role, rules, tool guide, output contract with limits, and the worked examples."""
     return "\n\n".join(
         [
@@ -81,29 +86,46 @@ def system_prompt(tools: ToolRegistry) -> str:
             template("rules.md").strip(),
             tool_guide(tools),
             render("output.md", max_steps=str(MAX_PLAN_STEPS)),
-            few_shot(),
+            few_shot(remembered),
         ]
     )
 
 
-def lines_examples() -> str:
-    """The worked examples for plans in lines: goal, inputs as the engine lists them, lines."""
+def lines_examples(remembered: Sequence[WorkedExample] = ()) -> str:
+    """The worked examples for plans in lines: goal, inputs as the engine lists them, lines.
+
+    Remembered plans (`remembered`) come first and take the places of the fixed ones.
+    """
     examples = yaml.safe_load(template("examples_lines.yaml"))
-    parts = []
-    for number, example in enumerate(examples, start=1):
+    parts = [_remembered(example, "lines") for example in remembered]
+    for example in examples[: max(0, len(examples) - len(parts))]:
         shown = {
             name: f'{value}  ("{quote}")' for name, (value, quote) in example["inputs"].items()
         }
         parts.append(
-            f"Example {number}\n{goal_message(example['goal'], shown, syntax='lines')}\n"
-            f"Plan:\n{example['lines']}"
+            f"{goal_message(example['goal'], shown, syntax='lines')}\nPlan:\n{example['lines']}"
         )
-    return "\n\n".join(parts)
+    return _numbered(parts)
 
 
-def lines_system_prompt(tools: ToolRegistry) -> str:
+def lines_system_prompt(tools: ToolRegistry, remembered: Sequence[WorkedExample] = ()) -> str:
     """The system prompt for plans in lines: rules, the tool guide and the worked examples."""
-    return "\n\n".join([template("lines.md").strip(), tool_guide(tools), lines_examples()])
+    return "\n\n".join(
+        [template("lines.md").strip(), tool_guide(tools), lines_examples(remembered)]
+    )
+
+
+def _numbered(parts: list[str]) -> str:
+    return "\n\n".join(f"Example {number}\n{part}" for number, part in enumerate(parts, 1))
+
+
+def _remembered(example: WorkedExample, syntax: str) -> str:
+    """A remembered goal and its verified plan, shown as the fixed examples are."""
+    plan = StepGraph.model_validate(example.plan).model_dump(mode="json", exclude_defaults=True)
+    inputs = plan.pop("inputs", {})
+    shown = {name: f'{item["value"]}  ("{item["quote"]}")' for name, item in inputs.items()}
+    body = plan_lines(plan) if syntax == "lines" else compact_plan(plan)
+    return f"{goal_message(example.goal, shown, syntax=syntax)}\nPlan:\n{body}"
 
 
 FORMS = {

@@ -20,7 +20,7 @@ from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.references import find_references
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
-from stepgraph.verifiers import read_numbers, word_numbers
+from stepgraph.verifiers import ReadNumber, read_numbers, word_numbers
 
 _NAME_WORD = re.compile(r"[A-Za-z][A-Za-z_]{1,23}")
 _SKIP = {
@@ -46,6 +46,35 @@ def _read(goal: str) -> tuple[tuple[str, GroundedInput], ...]:
         name = unique_name(_name(goal, number.start, number.end, number.unit), inputs)
         inputs[name] = GroundedInput(value=value, quote=quote)
     return tuple(inputs.items())
+
+
+def goal_shape(goal: str) -> str:
+    """The goal's words with each stated quantity replaced by its kind: the question it asks.
+
+    Two goals of one shape ask the same question of other quantities ("2.5 TB over 450
+    Mbps" and "4 TB over 1 Gbps"): a quantity with a unit keeps only its dimension (its
+    unit may change within it); a count, a share, money and a clock range keep their kind.
+    Any other word that differs ("90% utilisation", "90% loss") makes another shape.
+    """
+    parts, at = [], 0
+    for number in read_numbers(goal):
+        parts += [goal[at : number.start], _kind_token(goal, number)]
+        at = max(number.end, number.unit_end)
+    parts.append(goal[at:])
+    return " ".join("".join(parts).casefold().split())
+
+
+def _kind_token(goal: str, number: ReadNumber) -> str:
+    written = goal[number.start : number.end]
+    if written.endswith("%"):
+        return "<share>"
+    if written.startswith("$"):
+        return "<money>"
+    if ":" in written:
+        return "<clock>"
+    if number.unit is not None and number.unit_end > 0:
+        return f"<{dimension_name(quantity(1, number.unit))}>"
+    return "<number>"
 
 
 def bind_read_inputs(plan: StepGraph, read: Mapping[str, GroundedInput]) -> StepGraph:

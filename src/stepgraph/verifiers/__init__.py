@@ -4,7 +4,13 @@ from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
-from stepgraph.verifiers._numbers import ReadNumber, read_numbers, word_numbers
+from stepgraph.verifiers._numbers import (
+    ReadNumber,
+    literal_numbers,
+    matches,
+    read_numbers,
+    word_numbers,
+)
 from stepgraph.verifiers._states import STEP_STATES, answer_checked, covered, step_states
 from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
@@ -23,6 +29,8 @@ __all__ = [
     "covered",
     "goal_coverage",
     "grounding_problems",
+    "literal_numbers",
+    "matches",
     "read_numbers",
     "reverse_calculate",
     "reverse_convert",

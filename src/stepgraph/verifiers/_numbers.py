@@ -305,6 +305,7 @@ class ReadNumber:
     unit: pint.Unit | None
     start: int  # where its words begin ("$" included)
     end: int
+    unit_end: int = -1  # where the unit's word after the number ends; -1: none read there
 
 
 # English words that pint also reads as units (attosecond, inch, typographic point, ...):
@@ -330,6 +331,7 @@ def read_numbers(text: str) -> list[ReadNumber]:
     for number in [*goal_numbers(text), *words]:
         start = number.end - len(number.text)
         unit: pint.Unit | None = None
+        unit_end = -1
         value = number.value
         if number.clock_hours is not None:
             unit = parse_unit("h")
@@ -340,8 +342,10 @@ def read_numbers(text: str) -> list[ReadNumber]:
             unit = parse_unit("USD")
         elif number not in words:
             unit = _unit_after(text[number.end :])
+            if unit is not None:
+                unit_end = number.end + _unit_word_end(text[number.end :])
         if value != 0:
-            found.append(ReadNumber(value, unit, start, number.end))
+            found.append(ReadNumber(value, unit, start, number.end, unit_end))
     durations = any(r.unit is not None and r.unit.dimensionality == {_TIME: 1} for r in found)
     if durations:
         found = [_as_rate(read, text) for read in found]
@@ -360,6 +364,12 @@ def _unit_after(rest: str) -> pint.Unit | None:
     return None if unit.dimensionless else unit
 
 
+def _unit_word_end(rest: str) -> int:
+    """Where the word `_unit_after` read as the unit ends, counted from `rest`'s start."""
+    match = re.match(r"-?\s*[^\s.,;:()]+", rest)
+    return match.end() if match else 0
+
+
 def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
     """A rate over time: 40 images per hour is 40 / h, $10 per hour 10 USD / h."""
     words = [word.strip(".,;:()").casefold() for word in text[read.end :].split()[:3]]
@@ -372,4 +382,4 @@ def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
     if read.unit is not None and read.unit.dimensionality == {_TIME: 1}:
         return read  # "7.5 hours a day" is a duration, each day
     unit = read.unit / per if read.unit is not None else 1 / per
-    return ReadNumber(read.value, unit, read.start, read.end)
+    return ReadNumber(read.value, unit, read.start, read.end, read.unit_end)
