@@ -26,6 +26,17 @@ def approval_key(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def runs_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's `stepgraph` commands keep their runs (and plan memory) in a folder of its own.
+
+    Not the checkout's `runs/`: a verified run of one test would be recalled by the next.
+    """
+    folder = tmp_path / "runs"
+    monkeypatch.setenv("STEPGRAPH_RUNS", str(folder))
+    return folder
+
+
 def make_task(steps: list[dict[str, Any]], **fields: Any) -> Task:
     """A task whose plan is the given steps (dicts in the planner's JSON shape)."""
     plan_fields = {key: fields.pop(key) for key in ("checks", "answer") if key in fields}

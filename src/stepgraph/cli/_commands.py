@@ -18,6 +18,7 @@ from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
 from stepgraph.cli._mcp_command import register as register_mcp
+from stepgraph.cli._memory_command import register as register_memory
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -32,6 +33,7 @@ from stepgraph.cli._model_options import (
     build_planner,
 )
 from stepgraph.cli._otel_command import OtelOpt, tracing
+from stepgraph.cli._serve_commands import RunsOpt
 from stepgraph.cli._serve_commands import register as register_serve
 from stepgraph.exceptions import ApprovalMismatchError, TaskFileError
 from stepgraph.model import ApprovalPolicy, StepGraph, Task
@@ -183,6 +185,15 @@ def run(
     max_cost: bo.MaxCostOpt = None,
     price_per_mtok: bo.PriceOpt = None,
     otel: OtelOpt = False,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory/--no-memory",
+            help="For a typed goal: take the verified plan of a goal of the same shape from "
+            "the runs folder (no model call), else show the planner the nearest as examples.",
+        ),
+    ] = True,
+    runs: RunsOpt = Path("runs"),
 ) -> None:
     """Run a task file or a goal: plan if needed, approve, run, verify every number, answer.
 
@@ -226,6 +237,8 @@ def run(
             cross_check=cross_check,
             stream=stream or None,  # unset: the task file's `stream` key decides
             backend=factory,
+            journal_dir=runs,
+            memory=memory,
         )
         if journal is not None:  # before the task is loaded: nothing may run first
             check_journal_free(journal, replace=replace_journal)
@@ -417,5 +430,6 @@ register(app)
 register_eval(app)
 register_serve(app)
 register_mcp(app)
+register_memory(app)
 
 __all__ = ["app"]

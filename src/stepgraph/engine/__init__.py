@@ -33,6 +33,7 @@ if _TYPE_CHECKING:
     from stepgraph.engine._compare import Divergence, compare
     from stepgraph.engine._engine import Engine, check_journal_free, run
     from stepgraph.engine._given import check_given_plan
+    from stepgraph.engine._memory import PlanMemory, RecallOutcome, Remembered
     from stepgraph.engine._park import (
         ParkedRun,
         PendingDecision,
@@ -59,7 +60,10 @@ __all__ = [
     "ParkingApprover",
     "PendingDecision",
     "PlanFile",
+    "PlanMemory",
     "PlanView",
+    "RecallOutcome",
+    "Remembered",
     "ReplayReport",
     "RunConfig",
     "RunOptions",
@@ -98,7 +102,10 @@ _MODULES = {
     "ParkingApprover": "stepgraph.engine._approval",
     "PendingDecision": "stepgraph.engine._park",
     "PlanFile": "stepgraph.engine._approval",
+    "PlanMemory": "stepgraph.engine._memory",
     "PlanView": "stepgraph.engine._approval",
+    "RecallOutcome": "stepgraph.engine._memory",
+    "Remembered": "stepgraph.engine._memory",
     "ReplayReport": "stepgraph.engine._replay",
     "RunConfig": "stepgraph.engine._session",
     "RunOptions": "stepgraph.engine._session",

@@ -148,6 +148,7 @@ class PlanView:
     side_effect_tools: list[str] = field(default_factory=list)
     inputs: dict[str, str] = field(default_factory=dict)  # name -> value, as people read it
     subject: ApprovalSubject | None = None
+    origin: str = ""  # where the plan came from when not the planner: a recalled plan says so
 
     @property
     def approval_hash(self) -> str:
@@ -156,7 +157,11 @@ class PlanView:
 
 
 def plan_view(
-    plan: StepGraph, prepared: PreparedTask, *, subject: ApprovalSubject | None = None
+    plan: StepGraph,
+    prepared: PreparedTask,
+    *,
+    subject: ApprovalSubject | None = None,
+    origin: str = "",
 ) -> PlanView:
     """Rows with the inputs resolved, the inputs table, the critical path, what runs at once."""
     tools = prepared.tools
@@ -185,6 +190,7 @@ def plan_view(
         side_effect_tools=sorted({row.tool for row in rows if row.side_effects}),
         inputs={name: format_value(value) for name, value in sorted(inputs.items())},
         subject=subject or approval_subject(plan, prepared),
+        origin=origin,
     )
 
 

@@ -214,7 +214,7 @@ class Engine:
         try:
             if plan_file is not None:
                 plan_file.approved_plan()
-            elif prepared.plan is None and options.prior is None:
+            elif prepared.plan is None and options.prior is None and options.recalled is None:
                 require_planner(self.planner, prepared)
         except StepgraphError:
             prepared.resources.close()  # nothing runs: the task's MCP servers stop now

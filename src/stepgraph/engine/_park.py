@@ -29,6 +29,7 @@ from stepgraph.engine._approval import (
 )
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._given import check_given_plan
+from stepgraph.engine._recall import recall_note
 from stepgraph.engine._session import RunOptions
 from stepgraph.engine._signing import sign_decision
 from stepgraph.exceptions import (
@@ -48,6 +49,7 @@ from stepgraph.journal import (
     PlanApproved,
     PlanAwaiting,
     PlanEdited,
+    PlanRecalled,
     PlanRejected,
     Prior,
     Recording,
@@ -78,7 +80,15 @@ class ParkedRun:
         """The plan as a person reviews it (rows, critical path, side effects)."""
         prepared = _prepared(self.recording, engine or Engine())
         with prepared.resources:
-            return plan_view(self.plan, prepared)
+            return plan_view(self.plan, prepared, origin=self.origin())
+
+    def origin(self) -> str:
+        """Where the waiting plan came from, when memory gave it ("" for the planner's)."""
+        waiting = self.awaiting.plan_hash
+        for event in self.recording.journal.events:
+            if isinstance(event, PlanRecalled) and event.plan_hash == waiting:
+                return recall_note(event.from_run, event.from_goal, event.rebound)
+        return ""
 
     def diff(self) -> dict[str, Any] | None:
         """What changed against the plan reviewed before (after an edit or a revision)."""
@@ -87,7 +97,7 @@ class ParkedRun:
 
 # What a review reads of a journal besides the start and the plans: on what it waits, and
 # the decisions since. Not the actions: a run's steps are most of its journal.
-_REVIEWED = frozenset({"plan.awaiting", *_ANSWERED} - {"action"})
+_REVIEWED = frozenset({"plan.awaiting", "plan.recalled", *_ANSWERED} - {"action"})
 
 
 class _AnswerAfterWait:
@@ -103,6 +113,8 @@ class _AnswerAfterWait:
     def __call__(self, event: JournalEvent) -> bool:
         if isinstance(event, PlanAwaiting):
             self._after_wait = True
+            return True
+        if isinstance(event, PlanRecalled):  # where the waiting plan came from, if memory
             return True
         kept, self._after_wait = self._after_wait, False
         return kept

@@ -37,9 +37,19 @@ class Recalled:
     rebound: dict[str, dict[str, str]]  # input name -> was, now, quote
 
 
-def rebind(
-    plan_data: dict[str, Any], old_goal: str, new_goal: str
-) -> tuple[StepGraph, dict[str, dict[str, str]]]:
+Rebound = dict[str, dict[str, str]]  # input name -> was, now, quote
+
+
+def recall_note(from_run: str, from_goal: str, rebound: Rebound) -> str:
+    """Where a recalled plan came from, as an approver reads it: the run, its goal, what changed."""
+    changed = ", ".join(f"{name} {c['was']} -> {c['now']}" for name, c in rebound.items())
+    return (
+        f"recalled from verified run {from_run} (its goal: {from_goal}); "
+        f"re-read from this goal: {changed or 'nothing'}"
+    )
+
+
+def rebind(plan_data: dict[str, Any], old_goal: str, new_goal: str) -> tuple[StepGraph, Rebound]:
     """The plan of `old_goal` with its inputs re-read from `new_goal`; `RecallRefused` if unsafe."""
     if goal_shape(old_goal) != goal_shape(new_goal):
         raise RecallRefused("the goal is another sentence, not the same one with other quantities")
@@ -47,33 +57,40 @@ def rebind(
         plan = StepGraph.model_validate(plan_data)
     except ValidationError as e:
         raise RecallRefused(f"the remembered plan does not read as a plan today: {e}") from e
-    old_read, new_read = list(read_inputs(old_goal).items()), list(read_inputs(new_goal).values())
+    old_read, new_read = list(read_inputs(old_goal).values()), list(read_inputs(new_goal).values())
     if len(old_read) != len(new_read):
         raise RecallRefused("the two goals state a different number of quantities")
-    stated = _stated(old_goal)
-    _refuse_copied_numbers(plan, stated)
-    inputs: dict[str, GroundedInput] = {}
-    rebound: dict[str, dict[str, str]] = {}
-    for name, item in plan.inputs.items():
-        index = next(
-            (
-                i
-                for i, (_, read) in enumerate(old_read)
-                if read.quote == item.quote and str(read.value) == str(item.value)
-            ),
-            None,
-        )
-        if index is None:
+    bound = {name: _position(name, item, old_read) for name, item in plan.inputs.items()}
+    numbers = read_numbers(old_goal)
+    unused = {entry.number for entry in plan.unused}
+    for index, number in enumerate(numbers):
+        written = old_goal[number.start : number.end]
+        if index not in bound.values() and written not in unused:
             raise RecallRefused(
-                f"input '{name}' ({item.value}) is not a quantity the engine read from the goal"
+                f"the plan does not take the goal's {written} from an input: re-binding the "
+                "inputs would leave it as it was"
             )
-        now = new_read[index]
-        inputs[name] = now.model_copy()
-        rebound[name] = {"was": str(item.value), "now": str(now.value), "quote": now.quote}
-    unused = [_rebound_unused(entry, old_goal, new_goal) for entry in plan.unused]
-    return _without_stale_words(plan, stated, new_goal).model_copy(
-        update={"inputs": inputs, "unused": unused}
-    ), rebound
+    stated = _stated(old_goal)
+    # A 1 in `1 - share` is arithmetic, not the goal's "1 Gbps", which an input carries.
+    _refuse_copied_numbers(plan, [value for value in stated if value != 1])
+    inputs = {name: new_read[index].model_copy() for name, index in bound.items()}
+    rebound = {
+        name: {"was": str(item.value), "now": str(inputs[name].value), "quote": inputs[name].quote}
+        for name, item in plan.inputs.items()
+    }
+    moved = [_rebound_unused(entry, old_goal, new_goal) for entry in plan.unused]
+    fresh = _without_stale_words(plan, stated, new_goal)
+    return fresh.model_copy(update={"inputs": inputs, "unused": moved}), rebound
+
+
+def _position(name: str, item: GroundedInput, read: list[GroundedInput]) -> int:
+    """Which of the goal's quantities a plan input is (the engine read it so), by position."""
+    for index, candidate in enumerate(read):
+        if candidate.quote == item.quote and str(candidate.value) == str(item.value):
+            return index
+    raise RecallRefused(
+        f"input '{name}' ({item.value}) is not a quantity the engine read from the goal"
+    )
 
 
 def _stated(goal: str) -> list[float]:

@@ -35,7 +35,7 @@ from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._memory import PlanMemory
 from stepgraph.engine._per_step import run_read_only
-from stepgraph.engine._recall import Recalled
+from stepgraph.engine._recall import Recalled, recall_note
 from stepgraph.engine._signing import sign_decision
 from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
@@ -200,6 +200,7 @@ class RunSession:
         self._tool_prints: dict[str, str] | None = None  # what approvals bind of the tools
         self._given: dict[int, StepGraph] = {}  # the plans a person wrote, not the planner
         self._recalled: StepGraph | None = None  # the plan memory gave, until it is replaced
+        self._recalled_from: Recalled | None = None
 
     def _check_given(self, plan: StepGraph) -> None:
         self._given[id(plan)] = plan
@@ -470,10 +471,10 @@ class RunSession:
                 del dumped
             self._check_given(plan)
             return plan
-        planner = require_planner(self.config.planner, prepared)
         recalled = self._recall()
         if recalled is not None:
             return recalled
+        planner = require_planner(self.config.planner, prepared)
         examples = self._examples()
         self.early = early_start(self)
         return planner.plan(prepared, self.journal, watch=self.early, examples=examples)
@@ -517,8 +518,14 @@ class RunSession:
             )
         )
         self.journal.emit(PlanProposed(source="memory", plan=dumped, plan_hash=plan_hash))
-        self._recalled = recalled.plan
+        self._recalled, self._recalled_from = recalled.plan, recalled
         return recalled.plan
+
+    def _origin(self, plan: StepGraph) -> str:
+        recalled = self._recalled_from
+        if recalled is None or plan is not self._recalled:
+            return ""
+        return recall_note(recalled.from_run, recalled.from_goal, recalled.rebound)
 
     def _examples(self) -> list[WorkedExample]:
         """Remembered plans of the goals nearest this one, as the planner's worked examples."""
@@ -646,7 +653,7 @@ class RunSession:
     def _ask(self, plan: StepGraph, approver: Approver) -> StepGraph | None:
         prepared = self.prepared
         for _ in range(MAX_REVIEWS):
-            view = plan_view(plan, prepared, subject=self._subject(plan))
+            view = plan_view(plan, prepared, subject=self._subject(plan), origin=self._origin(plan))
             try:
                 decision = approver.review(view)
             except RunParked:

@@ -211,7 +211,10 @@ class RunIndex:
                 yield self._memory
             return
         # One connection per operation: safe from any thread, and cheap for SQLite.
+        missing = not self.database.exists()  # deleted under a long-lived index: made again
         with closing(sqlite3.connect(self.database, timeout=10)) as db, db:
+            if missing:
+                db.executescript(self._schema)
             yield db
 
     @contextmanager

@@ -9,6 +9,7 @@ from stepgraph.planner._client import (
     OpenAIClient,
     ResponseMode,
 )
+from stepgraph.planner._lines import plan_lines
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._planner import Planner, PlannerSettings, PlanSyntax
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
@@ -33,6 +34,7 @@ __all__ = [
     "extract_json",
     "goal_shape",
     "parse_plan",
+    "plan_lines",
     "plan_schema",
     "read_inputs",
     "streams",

@@ -233,6 +233,7 @@ class Review:
     plan_json: str
     inputs: dict[str, str]  # as the plan will use them
     approval_hash: str  # what a decision on this page binds: sent back with it
+    origin: str = ""  # where the plan came from when memory gave it
 
 
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
@@ -252,4 +253,5 @@ def review_of(row: RunRow, tools: list[Any]) -> Review | None:
         plan_json=state.plan.model_dump_json(indent=2, exclude_defaults=True),
         inputs=view.inputs,
         approval_hash=view.approval_hash,
+        origin=view.origin,
     )

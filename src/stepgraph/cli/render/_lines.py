@@ -25,8 +25,10 @@ from stepgraph.journal import (
     ObservationEvent,
     PlanApproved,
     PlanEdited,
+    PlanExamples,
     PlanInvalid,
     PlanProposed,
+    PlanRecalled,
     PlanRejected,
     PlanRepair,
     PlanRevise,
@@ -129,6 +131,24 @@ def _plan_proposed(event: PlanProposed) -> Text:
     for text in grounding_lines(event.plan):
         line.append(f"\n  {text}", style="")
     return line
+
+
+@render_event.register
+def _plan_recalled(event: PlanRecalled) -> Text:
+    if event.refused:
+        why = "; ".join(event.refused)
+        return Text(f"memory: run {event.from_run}'s plan does not fit this goal ({why})", "yellow")
+    line = Text(f"plan recalled from verified run {event.from_run} (no model call)", "bold cyan")
+    line.append(f"\n  its goal: {event.from_goal}", style="")
+    for name, change in event.rebound.items():
+        line.append(f"\n  re-read {name}: {change['was']} -> {change['now']}", style="")
+    return line
+
+
+@render_event.register
+def _plan_examples(event: PlanExamples) -> Text:
+    runs = ", ".join(str(example.get("run_id")) for example in event.examples)
+    return Text(f"worked examples from memory: runs {runs}", style="dim")
 
 
 def grounding_lines(plan: dict[str, Any]) -> list[str]:

@@ -40,6 +40,8 @@ def show_plan_view(console: Console, view: PlanView) -> None:
             Text(row.id), tool, Text(row.args), Text(", ".join(row.depends_on)), Text(row.thought)
         )
     console.print(table)
+    if view.origin:  # not the planner's: the approver is told whose plan this was
+        console.print(Text(f"This plan was {view.origin}", style="bold cyan"))
     if view.inputs:
         console.print(Text("Inputs as the plan uses them", style="italic"))
         inputs = Table()
