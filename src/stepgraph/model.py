@@ -458,6 +458,11 @@ class RunResult(BaseModel):
     )
     journal: str | None = Field(None, description="Path of the journal file.")
     plan: StepGraph | None = Field(None, description="The plan that ran last (after repairs).")
+    recalled_from: str | None = Field(
+        None,
+        description="The verified run whose plan memory gave, when the plan that ran last is "
+        "that recalled plan (no model call planned it).",
+    )
     reused: list[str] = Field(
         default_factory=list,
         description="Steps whose value a repair round took from an earlier round.",

@@ -65,7 +65,7 @@ def test_a_goal_of_the_same_shape_is_answered_with_the_remembered_plan_and_no_mo
     assert first.status is RunStatus.VERIFIED
     result = engine.run(_task(_goal(**OTHER)), journal=tmp_path / "second.jsonl")
     nights, per_night = _nights_by_hand(4, 1e9, 8, 0.80, 0.05)
-    assert result.status is RunStatus.VERIFIED
+    assert result.status is RunStatus.VERIFIED and result.recalled_from == first.run_id
     assert result.answer.startswith(f"{nights} nights ({per_night:,.0f} GB per night")
     assert len(llm.requests) == 1
     events = read_journal(tmp_path / "second.jsonl").events

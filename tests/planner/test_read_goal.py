@@ -2,7 +2,7 @@
 
 from stepgraph.model import StepGraph, Task
 from stepgraph.planner import Planner
-from stepgraph.planner._read_goal import bind_read_inputs, read_inputs
+from stepgraph.planner._read_goal import bind_read_inputs, goal_shape, read_inputs
 from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
@@ -111,3 +111,27 @@ def test_a_hyphenated_unit_is_read_and_a_share_is_named_by_its_words():
     assert str(read["window"].value) == "4 h"
     goal = "Copy 100 TB at 70% utilisation, and 6% of the packets are retransmitted."
     assert str(read_inputs(goal)["packets"].value) == "0.06"
+
+
+def test_goals_of_one_shape_differ_only_in_their_quantities_and_units_of_one_kind():
+    """ "4 TB over a 1 Gbps link" asks what "2.5 TB over a 450 Mbps link" asks."""
+    other = CANONICAL.replace("2.5 TB", "4 TB").replace("450 Mbps", "1 Gbps")
+    other = other.replace("00:00", "22:00").replace("90%", "80%").replace("12%", "5%")
+    assert goal_shape(other) == goal_shape(CANONICAL)
+    assert goal_shape(JANET.replace("16 eggs", "12 eggs").replace("three", "two")) == goal_shape(
+        JANET
+    )
+
+
+def test_another_word_another_unit_kind_or_another_kind_of_number_is_another_shape():
+    """A near miss never shares a shape: loss for utilisation, GB for Mbps, 90 for 90%."""
+    near_misses = [
+        CANONICAL.replace("90% utilisation", "90% loss"),
+        CANONICAL.replace("450 Mbps", "450 GB"),
+        CANONICAL.replace("at 90% utilisation", "at 90 utilisation"),
+        CANONICAL.replace("12% lost", "$12 lost"),
+        CANONICAL.replace("retries?", "retries each night?"),
+    ]
+    shapes = {goal_shape(goal) for goal in near_misses}
+    assert goal_shape(CANONICAL) not in shapes
+    assert len(shapes) == len(near_misses)

@@ -755,6 +755,11 @@ class RunSession:
             answer=answer,
             journal=str(self.journal.path),
             plan=plan,
+            recalled_from=(
+                self._recalled_from.from_run
+                if self._recalled_from is not None and plan is self._recalled
+                else None
+            ),
             reused=sorted(execution.reused),
             step_states=step_states(
                 {**dict.fromkeys(execution.failed, False), **dict.fromkeys(execution.values, True)},

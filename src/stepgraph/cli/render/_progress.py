@@ -294,6 +294,11 @@ def show_result(console: Console, result: RunResult, limit: int = TABLE_ROWS) ->
     passed = sum(v.passed for v in result.verdicts)
     summary = f"  ({passed}/{len(result.verdicts)} verdicts passed)"
     console.print(Text.assemble(("Status: ", "bold"), (result.status.value, style), summary))
+    if result.recalled_from:
+        line = (
+            f"  plan recalled from verified run {result.recalled_from} (no model call planned it)"
+        )
+        console.print(Text(line, style="cyan"))
     unchecked = [step for step, state in result.step_states.items() if state == "unchecked"]
     if unchecked:  # green only where something was checked
         more = f" and {len(unchecked) - 8:,} more" if len(unchecked) > 8 else ""

@@ -1,0 +1,71 @@
+"""`stepgraph run` remembers verified plans of typed goals; `stepgraph memory` shows and forgets."""
+
+import json
+from pathlib import Path
+
+from tests.conftest import flat, invoke
+
+GOAL = (
+    "How many nights does it take to move {} over a {} link, transferring only from 00:00 to "
+    "06:00, at 90% utilisation and with 12% of the traffic lost to retries?"
+)
+SCRIPT = """scripted: true
+description: one plan in lines for the migration goal; a second model call would fail
+responses:
+- |
+  rate: "GB/h" = link
+  per_night = rate * duration * utilisation * (1 - traffic)
+  nights = ceil(data / per_night)
+  assert nights * per_night >= data, "the nights cover the data"
+  answer = f"{nights} nights ({per_night} per night)"
+"""
+LINES = {"STEPGRAPH_PLAN_SYNTAX": "lines"}
+
+
+def _run(script: Path, goal: str, *extra: str):
+    return invoke(
+        "run", goal, "--scripted", script, "--tools", "unit_convert,calculate", *extra, env=LINES
+    )
+
+
+def test_a_typed_goal_of_a_remembered_shape_runs_with_no_model_call(tmp_path, runs_folder):
+    """The second goal needs the model's one answer again: only memory can answer it."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    first = _run(script, GOAL.format("2.5 TB", "450 Mbps"))
+    assert first.exit_code == 0, first.output
+    # 2 TB at 1 Gbit/s: 125 MB/s x 6 h x 0.9 x 0.88 = 2,138.4 GB a night, so 1 night.
+    second = _run(script, GOAL.format("2 TB", "1 Gbps"))
+    assert second.exit_code == 0, second.output
+    assert "plan recalled from verified run" in flat(second.output), second.output
+    assert "Answer: 1 nights (2,138.4 GB per night)" in flat(second.output)
+    listed = json.loads(invoke("memory", "list", "--json").output)
+    assert [row["goal"] for row in listed] == [
+        GOAL.format("2 TB", "1 Gbps"),
+        GOAL.format("2.5 TB", "450 Mbps"),
+    ]
+    assert all(Path(row["journal"]).parent == runs_folder for row in listed)
+
+
+def test_no_memory_plans_afresh_and_a_forgotten_run_is_not_recalled(tmp_path):
+    """`--no-memory` asks the model; after `memory forget` the model is asked again too."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    assert _run(script, GOAL.format("2.5 TB", "450 Mbps")).exit_code == 0
+    asked = _run(script, GOAL.format("2 TB", "1 Gbps"), "--no-memory")
+    assert asked.exit_code == 0 and "plan recalled" not in flat(asked.output)
+    for row in json.loads(invoke("memory", "list", "--json").output):
+        shown = invoke("memory", "show", row["run_id"])
+        assert shown.exit_code == 0 and "nights = ceil(data / per_night)" in shown.output
+        assert invoke("memory", "forget", row["run_id"]).exit_code == 0
+    assert json.loads(invoke("memory", "list", "--json").output) == []
+    again = _run(script, GOAL.format("3 TB", "1 Gbps"))
+    assert again.exit_code == 0 and "plan recalled" not in flat(again.output)
+
+
+def test_memory_of_an_unknown_run_is_a_usage_error(tmp_path):
+    """A clear message and exit 2, never a traceback."""
+    for command in ("show", "forget"):
+        result = invoke("memory", command, "nosuchrun")
+        assert result.exit_code == 2
+        assert "memory holds no run 'nosuchrun'" in flat(result.output)
