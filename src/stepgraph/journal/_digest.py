@@ -38,6 +38,7 @@ _WANTED = frozenset(
     {
         b"action",
         b"observation",
+        b"plan.recalled",
         b"step.reused",
         b"step.skipped",
         b"check",
@@ -77,6 +78,7 @@ class RunDigest:
     values: dict[str, str] = field(default_factory=dict)  # each step's final value, for people
     magnitudes: dict[str, list[float]] = field(default_factory=dict)  # its numbers, for linking
     plan_hash: str | None = None  # the plan that ran (the last approved), else the last proposed
+    recalled: dict[str, str] = field(default_factory=dict)  # plan hash -> the run memory gave it
     last_seq: int = 0
     _plan_lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _encoded: dict[str, Any] = field(default_factory=dict, repr=False)  # last value, JSON form
@@ -85,6 +87,11 @@ class RunDigest:
     def large(self) -> bool:
         """Whether the journal is over `LARGE_JOURNAL`: pages then show this, not every event."""
         return self.size > LARGE_JOURNAL
+
+    @property
+    def recalled_from(self) -> str | None:
+        """The verified run whose plan memory gave the current plan, if it did."""
+        return self.recalled.get(self.plan_hash or "")
 
     def plan_size(self) -> int | None:
         """The bytes of the current plan's line, or None when there is no plan."""
@@ -215,6 +222,9 @@ def _take(found: RunDigest, data: dict[str, Any]) -> None:
     if isinstance(seq, int):
         found.last_seq = max(found.last_seq, seq)
     kind, step = data.get("event"), data.get("step")
+    if kind == "plan.recalled" and data.get("plan_hash"):
+        found.recalled[str(data["plan_hash"])] = str(data.get("from_run", ""))
+        return
     if kind == "answer":
         found.answer = str(data.get("text", ""))
         return
