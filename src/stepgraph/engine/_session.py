@@ -477,7 +477,9 @@ class RunSession:
         planner = require_planner(self.config.planner, prepared)
         examples = self._examples()
         self.early = early_start(self)
-        return planner.plan(prepared, self.journal, watch=self.early, examples=examples)
+        # Only when there are some: a planner of the caller's may not take examples.
+        shown = {"examples": examples} if examples else {}
+        return planner.plan(prepared, self.journal, watch=self.early, **shown)
 
     def _remembers(self) -> bool:
         """Whether memory applies: a typed goal, with no plan and no inputs of its own."""
