@@ -1,9 +1,12 @@
 """Plans in lines: Python-like lines a code model writes, read into the same plan (never run)."""
 
+import re
+
 import pytest
 import yaml
 
 from stepgraph.engine import Engine
+from stepgraph.exceptions import PlanningError
 from stepgraph.model import RunStatus, Task
 from stepgraph.planner import Planner
 from stepgraph.planner._lines import LinesError, plan_lines, read_lines
@@ -219,3 +222,30 @@ def test_a_tool_with_side_effects_called_from_lines_passes_the_approval_gate(tmp
             approval=ApprovalPolicy.READONLY,
         )
     assert sent == []
+
+
+def test_feedback_on_lines_gives_its_examples_as_lines(tmp_path):
+    """A small model copied `(1 day)` from JSON-dialect feedback into its lines: a syntax error.
+
+    The refused answer below is the model's (Qwen2.5-Coder-1.5B); the feedback it gets must
+    show the fix as lines write it (names, quantities in quotes), never `${inputs.data}`.
+    """
+    goal = (
+        "How many nights does it take to move 2.5 TB over a 200 Mbps link, transferring only "
+        "from 01:00 to 06:00, at 90% utilisation and with 3% of the traffic lost to retries?"
+    )
+    refused = (
+        "per_hour = link * utilisation * (1 - traffic)\n"
+        "hours = ceil(data / per_hour)\n"
+        'answer = f"{hours} nights ({per_hour} GB per night)"'
+    )
+    llm = ScriptedLLM([refused, refused])
+    engine = Engine(planner=Planner(llm, syntax="lines", plan_retries=1))
+    with pytest.raises(PlanningError):
+        engine.run(
+            Task(goal=goal, tools=["calculate", "unit_convert"]), journal=tmp_path / "r.jsonl"
+        )
+    feedback = llm.requests[1][-1]["content"]
+    assert "${" not in feedback
+    assert "ceil(" in feedback and re.search(r'/ "1 \w+"', feedback), feedback
+    assert "you wrote: hours = ceil(data / per_hour)" in feedback

@@ -305,6 +305,23 @@ def plan_lines(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_PARENTHESISED_QUANTITY = re.compile(r"\(\s*(\d[\d_]*(?:\.\d+)?)\s+([A-Za-z%][A-Za-z0-9/]*)\s*\)")
+
+
+def as_lines_text(text: str) -> str:
+    """A message about a JSON plan, its examples written as plan lines write them.
+
+    ``ceil((${inputs.data} / ${per_hour}) / (1 day))`` becomes
+    ``ceil((data / per_hour) / "1 day")``: references are names, quantities are strings.
+    """
+    named = re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"\1", text)
+    prose, marker, example = named.partition("e.g. ")
+    if not marker:
+        return named
+    unwrapped = _PARENTHESISED_QUANTITY.sub(lambda m: f"{m.group(1)} {m.group(2)}", example)
+    return prose + marker + _quoted_units(unwrapped)
+
+
 def _shown_argument(value: Any, named: Any) -> str:
     if isinstance(value, str) and re.fullmatch(r"\$\{[^}]+\}", value):
         return str(named(value))

@@ -14,7 +14,7 @@ from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._client import LLMClient, LLMReply, Message
-from stepgraph.planner._lines import LinesError, plan_lines, read_lines
+from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import (
     FORMS,
@@ -269,7 +269,7 @@ class Planner:
                 )
             feedback = render(
                 "feedback.md",
-                problems=_quoted(problems, parsed.data),
+                problems=_quoted(problems, parsed.data, self.syntax),
                 tools=", ".join(task.tools.names()),
                 form=FORMS[self.syntax],
             )
@@ -338,18 +338,31 @@ def _normalized(text: str) -> str:
     return " ".join(text.split())
 
 
-def _quoted(problems: list[PlanProblem], data: dict[str, Any] | None) -> str:
-    """Each problem on its line, followed by the step it is about as the model wrote it."""
+def _quoted(problems: list[PlanProblem], data: dict[str, Any] | None, syntax: str = "json") -> str:
+    """Each problem on its line, followed by the step it is about as the model wrote it.
+
+    For plans in lines, the problems' examples are written as lines are (`data`, `"1 day"`,
+    not `${inputs.data}`, `(1 day)`): a small model copies the example it is given.
+    """
     steps = data.get("steps") if isinstance(data, dict) else None
     written = {
         step.get("id"): step for step in steps or [] if isinstance(step, dict) and "id" in step
     }
     lines = []
     for problem in problems:
-        lines.append(f"- {problem}")
+        text = str(problem)
+        lines.append(f"- {as_lines_text(text) if syntax == 'lines' else text}")
         fragment = written.get(problem.step) if problem.step else None
-        if fragment is not None:
-            lines.append(f"  you wrote: {json.dumps(fragment, ensure_ascii=False)}")
+        if fragment is None:
+            continue
+        if syntax == "lines":
+            try:
+                shown = plan_lines({"steps": [fragment]})
+            except (KeyError, TypeError, AttributeError):
+                shown = json.dumps(fragment, ensure_ascii=False)
+        else:
+            shown = json.dumps(fragment, ensure_ascii=False)
+        lines.append(f"  you wrote: {shown}")
     return "\n".join(lines)
 
 
