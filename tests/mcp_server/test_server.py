@@ -22,8 +22,8 @@ from mcp.types import CallToolResult
 import stepgraph
 from stepgraph.engine import Decision, decide
 from stepgraph.journal import read_journal
+from stepgraph.mcp_server import StepgraphMcp
 from stepgraph.model import RunStatus
-from stepgraph.serve import StepgraphMcp
 from tests.conftest import EXAMPLES
 from tests.planner.test_http import ChatServer
 from tests.tools.conftest import free_port, wait_for_port
@@ -177,7 +177,12 @@ def test_running_the_migration_task_gives_a_verified_journaled_answer(server, ro
     outcome = result.structured_content
     assert outcome["status"] == "verified"
     assert outcome["answer"].startswith("3 nights")
-    assert outcome["values"]["nights"] == 3
+    assert outcome["values"]["nights"] == {"value": 3, "unit": None, "display": "3"}
+    assert outcome["values"]["per_night"] == {
+        "value": 962.28,
+        "unit": "GB",
+        "display": "962.28 GB",
+    }
     assert all(verdict["passed"] for verdict in outcome["verdicts"])
     journal = read_journal(Path(outcome["journal"]))
     assert Path(outcome["journal"]).is_relative_to(root)
@@ -207,6 +212,7 @@ def test_a_good_plan_validates_with_its_order(server):
         "valid": True,
         "problems": [],
         "runs_in_order": [["rate", "total"], ["per_night"], ["nights"]],
+        "message": None,
     }
 
 
@@ -217,18 +223,20 @@ def booked(root: Path) -> list[str]:
 
 
 def test_a_plan_with_side_effects_parks_and_the_client_cannot_approve_it(server, root):
-    """The client gets the parked run to show its user; echoing any hash runs nothing."""
+    """The client gets the parked run to show its user; echoing its plan or hash runs nothing."""
     before = len(booked(root))
 
-    async def scenario(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def scenario(client: Client) -> tuple[dict[str, Any], dict[str, Any], CallToolResult]:
         first = (await client.call_tool("run", {"task_file": "booking.yaml"})).structured_content
         echo = {"task_file": "booking.yaml", "plan": first["plan"]}
-        echo["approve"] = first["approval_hash"]
         second = (await client.call_tool("run", echo)).structured_content
-        return first, second
+        approving = await client.call_tool("run", {**echo, "approve": first["approval_hash"]})
+        return first, second, approving
 
-    first, second = session(server, scenario)
+    first, second, approving = session(server, scenario)
     assert first["status"] == second["status"] == "awaiting_approval"
+    # `approve` is no argument of run: refused by name, not dropped (which would run it).
+    assert approving.is_error and "unknown argument 'approve'" in approving.content[0].text
     assert first["side_effect_tools"] == ["book_window"]
     assert first["run_id"] in first["how_to_approve"]
     assert {"id": "booking", "tool": "book_window"}.items() <= first["steps"][1].items()
@@ -438,5 +446,5 @@ def test_run_still_imports_a_task_file_s_plugin_under_the_root(face):
     folder.mkdir()
     (folder / "task.yaml").write_text(marking_task("../marking.py"), encoding="utf-8")
     outcome = face.run("tasks/task.yaml", None, None, None, None)
-    assert outcome["unverified_values"]["a"] == 4
+    assert outcome.unverified_values["a"].value == 4
     assert (face.root / "marking.ran").exists()
