@@ -149,7 +149,7 @@ def serving(with_serve: Installed, tasks: Path) -> Iterator[str]:
         cwd=tasks, env=clean_environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        wait_for_port(port, process)  # type: ignore[arg-type]
+        wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()

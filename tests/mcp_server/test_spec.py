@@ -51,6 +51,7 @@ def test_every_tool_publishes_a_typed_output_schema(server):
 def test_every_parameter_is_described_in_the_schema_not_in_an_args_block(server):
     for name, tool in listed(server).items():
         assert "Args:" not in (tool.description or ""), name
+        assert "\n " not in (tool.description or ""), name  # no docstring indentation
         properties = tool.input_schema["properties"]
         assert properties, name
         assert all(field.get("description") for field in properties.values()), name

@@ -10,6 +10,7 @@ settles as a progress notification when the client asks for progress.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -146,26 +147,28 @@ def build_server(face: StepgraphMcp) -> MCPServer[Any]:
         return await _reporting_progress(ctx, work)
 
     def replay(journal: JournalFile) -> Replayed:
-        """Re-run a recorded run from its journal, calling no tool and no model; report changes."""
+        """Re-run a recorded run from its journal, with no tool and no model; report differences."""
         return face.replay(journal)
 
+    def described(fn: Callable[..., Any], title: str, hints: ToolAnnotations) -> Tool:
+        # The docstring without its indentation: clients show the description as it is.
+        return Tool.from_function(
+            fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=hints
+        )
+
     tools = [
-        Tool.from_function(validate, title="Validate a plan", annotations=checks_only),
-        Tool.from_function(
-            plan,
-            title="Plan a task",
-            annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
-        ),
-        Tool.from_function(
+        described(validate, "Validate a plan", checks_only),
+        described(plan, "Plan a task", ToolAnnotations(readOnlyHint=True, openWorldHint=True)),
+        # run may run tools with side effects (after a person's approval), and calls the
+        # model and whatever the task's tools reach.
+        described(
             run,
-            title="Run a task, verified",
-            # It may run tools with side effects (after a person's approval), and calls
-            # the model and whatever the task's tools reach.
-            annotations=ToolAnnotations(
+            "Run a task, verified",
+            ToolAnnotations(
                 readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True
             ),
         ),
-        Tool.from_function(replay, title="Replay a journal", annotations=checks_only),
+        described(replay, "Replay a journal", checks_only),
     ]
     return StrictServer(
         tools,
