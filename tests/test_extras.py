@@ -33,9 +33,8 @@ pytestmark = pytest.mark.install
 def clean_environment() -> dict[str, str]:
     """This process's environment without what would make a venv import the source tree."""
     dropped = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")
-    return {k: v for k, v in os.environ.items() if k not in dropped and k != "COLUMNS"} | {
-        "COLUMNS": "200"
-    }
+    kept = {name: value for name, value in os.environ.items() if name not in dropped}
+    return {**kept, "COLUMNS": "200"}  # rich wraps messages at the terminal's width
 
 
 def pip(*args: str) -> None:
