@@ -81,21 +81,28 @@ def test_folders_import_one_way():
     assert cycles == []
 
 
+FACES = {"cli", "serve", "mcp_server", "evaluation"}
+STAGES = {"tools", "planner", "executor", "verifiers", "engine", "journal", "telemetry"}
+
+
 @pytest.mark.parametrize(
     ("folder", "forbidden"),
     [
-        ("journal", {"engine", "cli", "serve", "planner", "executor", "verifiers"}),
-        ("telemetry", {"engine", "cli", "serve", "planner", "executor", "verifiers", "evaluation"}),
-        ("tools", {"engine", "cli", "planner", "executor", "verifiers", "journal"}),
-        ("executor", {"engine", "cli", "planner", "verifiers"}),
-        ("verifiers", {"engine", "cli", "planner", "executor"}),
-        ("planner", {"engine", "cli"}),
-        ("engine", {"cli", "evaluation", "serve"}),
-        ("evaluation", {"cli", "serve"}),
-        ("serve", {"cli"}),
+        ("journal", {"engine", "planner", "executor", "verifiers", *FACES}),
+        ("telemetry", {"engine", "planner", "executor", "verifiers", *FACES}),
+        ("tools", {"engine", "planner", "executor", "verifiers", "journal", *FACES}),
+        ("executor", {"engine", "planner", "verifiers", *FACES}),
+        ("verifiers", {"engine", "planner", "executor", *FACES}),
+        ("planner", {"engine", *FACES}),
+        ("engine", FACES),
+        ("evaluation", FACES - {"evaluation"}),
+        ("serve", FACES - {"serve"}),
+        ("mcp_server", FACES - {"mcp_server"}),
+        ("guards", {*FACES, *STAGES}),
     ],
 )
 def test_a_stage_does_not_import_later_stages_or_faces(folder, forbidden):
+    """A face imports no other face (each installs alone, with its own extra)."""
     reached = {
         _folder(b) for a, b in GRAPH.edges if _folder(a) == folder and _folder(b) in forbidden
     }
@@ -112,12 +119,85 @@ def test_nothing_outside_the_command_line_imports_it():
     assert importers == []
 
 
-def test_nothing_but_the_command_line_imports_the_web_face():
-    """serve/ is a face like cli/: it may import anything; only cli/ (`stepgraph serve`) uses it."""
+@pytest.mark.parametrize("face", ["serve", "mcp_server"])
+def test_nothing_but_the_command_line_imports_a_network_face(face):
+    """serve/ and mcp_server/ are faces like cli/: only cli/ (`serve`, `mcp` commands) uses them."""
     importers = sorted(
-        a for a, b in GRAPH.edges if _folder(b) == "serve" and _folder(a) not in {"serve", "cli"}
+        a for a, b in GRAPH.edges if _folder(b) == face and _folder(a) not in {face, "cli"}
     )
     assert importers == []
+
+
+def test_only_the_faces_use_the_network_guards():
+    """guards/ is what faces check before a request acts; no stage has a request to check."""
+    importers = sorted(
+        a for a, b in GRAPH.edges if _folder(b) == "guards" and _folder(a) not in FACES | {"guards"}
+    )
+    assert importers == []
+
+
+def _eager_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The imports a module runs when it is imported: none inside a function or TYPE_CHECKING."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _third_party_at_import(folder: str) -> dict[str, list[str]]:
+    """Each package outside stepgraph that importing `folder` imports, with the modules that do."""
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    eager = nx.DiGraph()
+    outside: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _eager_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or node.module is None):
+                tops = []  # relative: inside stepgraph
+            elif isinstance(node, ast.ImportFrom):
+                tops = [node.module.split(".")[0]]
+            else:
+                tops = [alias.name.split(".")[0] for alias in node.names]
+            for top in set(tops) - {"stepgraph", "__future__"}:
+                outside.setdefault(name, set()).add(top)
+            for target in _targets(node, package):
+                if target in modules and target != name:
+                    eager.add_edge(name, target)
+    reached = {name for name in modules if _folder(name) == folder}
+    reached |= {
+        found for name in list(reached) if name in eager for found in nx.descendants(eager, name)
+    }
+    # Importing a module imports its packages first (stepgraph.serve before stepgraph.serve._app).
+    reached |= {
+        ".".join(name.split(".")[:i]) for name in reached for i in range(1, name.count(".") + 1)
+    }
+    by_package: dict[str, list[str]] = {}
+    for name in sorted(reached):
+        for top in outside.get(name, ()):
+            by_package.setdefault(top, []).append(name)
+    return by_package
+
+
+@pytest.mark.parametrize(
+    ("face", "other_extra"),
+    [("serve", {"mcp"}), ("mcp_server", {"fastapi", "jinja2", "multipart"})],
+)
+def test_a_network_face_imports_nothing_of_the_other_face_s_extra(face, other_extra):
+    """`stepgraph serve` starts with only [serve] installed, `stepgraph mcp` with only [mcp]."""
+    reached = _third_party_at_import(face)
+    own = {"serve": "fastapi", "mcp_server": "mcp"}[face]
+    assert own in reached  # the reading finds a face's own extra: it would find the other's
+    assert {package: via for package, via in reached.items() if package in other_extra} == {}
 
 
 def test_only_the_shared_vocabulary_sits_at_the_top_of_the_package():

@@ -1,7 +1,7 @@
 import inspect
 
 import stepgraph
-from stepgraph import exceptions, executor, journal, planner, tools, verifiers
+from stepgraph import exceptions, executor, guards, journal, mcp_server, planner, tools, verifiers
 
 
 def _isort_order(name):
@@ -10,7 +10,7 @@ def _isort_order(name):
 
 
 def test_all_lists_exactly_the_public_names():
-    for module in (stepgraph, executor, journal, tools, verifiers, planner):
+    for module in (stepgraph, executor, journal, tools, verifiers, planner, guards, mcp_server):
         # dir(), not vars(): the package root imports its names on first use
         public = {name for name in dir(module) if not name.startswith("_")}
         submodules = {name for name in public if inspect.ismodule(getattr(module, name))}

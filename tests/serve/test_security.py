@@ -7,9 +7,7 @@ import sys
 
 import pytest
 
-from stepgraph.cli._hosts import is_loopback
-from stepgraph.serve._hosts import AllowedHosts, split_host
-from stepgraph.serve._security import MAX_BODY
+from stepgraph.guards import MAX_BODY, AllowedHosts, is_loopback, split_host
 from tests.conftest import ROOT
 from tests.serve.conftest import start_server
 from tests.serve.test_api import parked_run

@@ -1,8 +1,7 @@
-"""What `stepgraph serve` and `stepgraph mcp --transport http` share about where they listen."""
+"""The option `stepgraph serve` and `stepgraph mcp --transport http` share: names they answer to."""
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Annotated
 
 import typer
@@ -16,13 +15,3 @@ AllowHostOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` keeps a server on this machine (else it needs a token)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

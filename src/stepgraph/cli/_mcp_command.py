@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -10,7 +11,7 @@ import typer
 from rich.console import Console
 
 from stepgraph.cli._errors import ExitCode, fail, handle_errors
-from stepgraph.cli._hosts import AllowHostOpt, is_loopback
+from stepgraph.cli._hosts import AllowHostOpt
 from stepgraph.cli._model_options import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -23,6 +24,7 @@ from stepgraph.cli._model_options import (
     build_planner,
 )
 from stepgraph.exceptions import ToolDefinitionError
+from stepgraph.guards import is_loopback
 
 if TYPE_CHECKING:
     from stepgraph.planner import Planner
@@ -37,7 +39,9 @@ def mcp_command(
     host: Annotated[
         str, typer.Option(help="Address to listen on (http); beyond loopback needs --token.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port (http).")] = 8000,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port (http); 0: one the system picks.")
+    ] = 8000,
     token: Annotated[
         str | None,
         typer.Option(
@@ -74,7 +78,7 @@ def mcp_command(
             ExitCode.USAGE,
         )
     try:  # an extra: the rest of the command line works without it
-        from stepgraph.serve import StepgraphMcp, build_server
+        from stepgraph.mcp_server import StepgraphMcp, build_server, mcp_http_app
     except ImportError as e:
         raise ToolDefinitionError(
             f"`stepgraph mcp` needs the 'mcp' package ({e}): pip install 'stepgraph[mcp]'"
@@ -100,14 +104,20 @@ def mcp_command(
     if transport == "stdio":
         server.run("stdio")
         return
-    import uvicorn
+    import uvicorn  # the mcp SDK's own dependency: no other extra needed
 
-    from stepgraph.serve._mcp_http import mcp_http_app
-
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    # Bound here, before the address is printed: the line names a port that listens (the
+    # one the system chose, for --port 0), and a taken port is an error, not a traceback.
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        listening = socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as e:
+        fail(f"cannot listen on {shown}:{port}: {e.strerror or e}", ExitCode.USAGE)
+    port = int(listening.getsockname()[1])
     app = mcp_http_app(server, host=host, port=port, token=token, allow_hosts=allow_host or ())
-    shown = f"[{host}]" if ":" in host else host
     Console(stderr=True).print(f"stepgraph mcp: http://{shown}:{port}/mcp", highlight=False)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
 
 
 def register(app: typer.Typer) -> None:

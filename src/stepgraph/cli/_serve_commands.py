@@ -13,9 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
-from stepgraph.cli._hosts import AllowHostOpt, is_loopback
+from stepgraph.cli._hosts import AllowHostOpt
 from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
 from stepgraph.exceptions import TaskFileError
+from stepgraph.guards import is_loopback
 
 # The commands import the stages they use when they run: `stepgraph --help` stays fast.
 

@@ -1,11 +1,10 @@
-"""Faces of stepgraph for people and other programs: `stepgraph serve` and `stepgraph mcp`.
+"""The web face of stepgraph, `stepgraph serve`: the run list, run pages, approvals, HTTP API.
 
-`stepgraph serve` is the run list, run pages, approval pages and the HTTP API (ASGI);
-`stepgraph mcp` serves plan, validate, run and replay as MCP tools. A face like `cli/`:
-it may import anything; only `cli/` imports it.
+An ASGI app (FastAPI) over a runs folder; installed with the `serve` extra. A face like
+`cli/`: it may import any stage; only `cli/` imports it, and it imports no other face
+(`stepgraph mcp` lives in `stepgraph.mcp_server`, with its own extra).
 """
 
 from stepgraph.serve._app import create_app
-from stepgraph.serve._mcp_server import StepgraphMcp, build_server
 
-__all__ = ["StepgraphMcp", "build_server", "create_app"]
+__all__ = ["create_app"]

@@ -14,12 +14,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
+from stepgraph.guards import MAX_BODY, AllowedHosts
 from stepgraph.planner import Planner
 from stepgraph.serve._api import api_router
-from stepgraph.serve._hosts import AllowedHosts
 from stepgraph.serve._pages import pages_router
 from stepgraph.serve._runs import RunManager
-from stepgraph.serve._security import MAX_BODY, Guard
+from stepgraph.serve._security import Guard
 from stepgraph.tools import Tool
 
 

@@ -36,10 +36,10 @@ from stepgraph.exceptions import (
     StepgraphError,
     TaskFileError,
 )
+from stepgraph.guards import file_part, path_problem
 from stepgraph.journal import RunIndex, RunRow, read_page, writer_alive
 from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.planner import Planner
-from stepgraph.serve._names import file_part, path_problem
 from stepgraph.serve._views import recorded_decision, way_on
 from stepgraph.task import load_task, plugins_outside
 from stepgraph.tools import Tool

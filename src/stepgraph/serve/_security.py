@@ -1,34 +1,23 @@
 """Safe defaults: only this server's names, a token beyond this machine, CSRF, bounded bodies.
 
 A pure ASGI middleware (not `BaseHTTPMiddleware`), so server-sent event streams pass
-through untouched.
+through untouched. The names, the token comparison and the body limit are the ones
+`stepgraph mcp --transport http` uses too (`stepgraph.guards`).
 """
 
 from __future__ import annotations
 
-import hmac
 from urllib.parse import parse_qs, urlparse
 
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from stepgraph.serve._hosts import AllowedHosts
+from stepgraph.guards import MAX_BODY, AllowedHosts, bearer_of, same_secret
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TOKEN_COOKIE = "stepgraph_token"
 CSRF_HEADER = "x-csrf-token"
-MAX_BODY = 1 << 20  # bytes of a request body; a plan of thousands of steps fits
-
-
-def _same(given: str | None, wanted: str) -> bool:
-    return given is not None and hmac.compare_digest(given.encode(), wanted.encode())
-
-
-def bearer_of(headers: Headers) -> str:
-    """The token of an `Authorization: Bearer` header ('' when there is none)."""
-    scheme, _, value = headers.get("authorization", "").partition(" ")
-    return value.strip() if scheme.lower() == "bearer" else ""
 
 
 class Guard:
@@ -61,7 +50,7 @@ class Guard:
             return
         if self.token is not None:
             query = parse_qs(scope.get("query_string", b"").decode())
-            if method == "GET" and _same(query.get("token", [None])[0], self.token):
+            if method == "GET" and same_secret(query.get("token", [None])[0], self.token):
                 # A link with ?token= signs a browser in: the cookie carries it from now on,
                 # and the token leaves the address bar (and the history) at once.
                 response = RedirectResponse(scope["path"], status_code=303)
@@ -72,8 +61,8 @@ class Guard:
                 return
             cookies = _cookies(headers.get("cookie", ""))
             if not (
-                _same(bearer_of(headers), self.token)
-                or _same(cookies.get(TOKEN_COOKIE), self.token)
+                same_secret(bearer_of(headers.get("authorization")), self.token)
+                or same_secret(cookies.get(TOKEN_COOKIE), self.token)
             ):
                 await PlainTextResponse("a token is required", status_code=401)(
                     scope, receive, send
@@ -86,7 +75,7 @@ class Guard:
                     scope, receive, send
                 )
                 return
-            if not _same(headers.get(CSRF_HEADER), self.csrf_token):
+            if not same_secret(headers.get(CSRF_HEADER), self.csrf_token):
                 await PlainTextResponse(
                     "missing or wrong X-CSRF-Token (GET /api/session gives it)", status_code=403
                 )(scope, receive, send)
@@ -156,26 +145,3 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
 def _cookies(header: str) -> dict[str, str]:
     pairs = (part.strip().partition("=") for part in header.split(";") if "=" in part)
     return {name: value for name, _, value in pairs}
-
-
-class BearerGate:
-    """Refuses every HTTP request without `Authorization: Bearer TOKEN` (401), when set."""
-
-    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
-        self.app = app
-        self.token = token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and self.token is not None
-            and not _same(bearer_of(Headers(scope=scope)), self.token)
-        ):
-            response = PlainTextResponse(
-                "a token is required: Authorization: Bearer TOKEN",
-                status_code=401,
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-            await response(scope, receive, send)
-            return
-        await self.app(scope, receive, send)

@@ -3,7 +3,8 @@
 A page on another site whose name resolves to 127.0.0.1 (DNS rebinding) reaches a
 loopback server from the browser with its own name in `Host`; answering only the names
 the server is known by keeps such a page out. Shared by `stepgraph serve` and
-`stepgraph mcp --transport http`.
+`stepgraph mcp --transport http`; whether an address keeps a server on this machine
+(`is_loopback`) decides whether it needs a token.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps a server on this machine (else it needs a token)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _name(host: str) -> str:

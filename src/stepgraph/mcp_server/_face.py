@@ -1,4 +1,4 @@
-"""stepgraph as an MCP server: `plan`, `validate`, `run` and `replay` as tools any client can call.
+"""The MCP tools' logic, apart from the SDK's wiring: `plan`, `validate`, `run` and `replay`.
 
 A client gets a verified, journaled answer instead of doing arithmetic in its head. A
 run whose plan has side effects is not the client's to approve (a client approving its
@@ -14,32 +14,22 @@ task that would.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
-from stepgraph.engine import Engine, ParkingApprover, PlanView, code_inside, plan_view, replay
+from stepgraph.engine import Engine, ParkingApprover, code_inside, plan_view, replay
 from stepgraph.exceptions import PlanValidationError, StepgraphError, UntrustedTaskError
-from stepgraph.model import ApprovalPolicy, RunResult, RunStatus, StepGraph, Task
+from stepgraph.guards import path_problem
+from stepgraph.journal import Listener
+from stepgraph.mcp_server._results import Planned, Replayed, RunReport, Validation
+from stepgraph.model import ApprovalPolicy, RunStatus, StepGraph, Task
 from stepgraph.planner import Planner
-from stepgraph.serve._names import path_problem
 from stepgraph.task import load_task, plugins_outside, too_deep
-from stepgraph.units import display_data
-
-INSTRUCTIONS = (
-    "stepgraph runs a plan of tool calls (unit conversions, calculations, lookups) and "
-    "re-checks every number. Give a task as `task_file` (a YAML file under the server's "
-    "root), as `task` (an object with goal, inputs, tools, plan) or as a plain `goal`. "
-    "Use `validate` to check a plan, `plan` to have the model write one, `run` to get a "
-    "verified answer with its journal, and `replay` to re-run a journal without tools."
-)
 
 
 class StepgraphMcp:
@@ -128,7 +118,7 @@ class StepgraphMcp:
 
     def validate(
         self, task_file: str | None, task: dict[str, Any] | None, plan: dict[str, Any] | None
-    ) -> dict[str, Any]:
+    ) -> Validation:
         chosen, base_dir = self.task(task_file, task, None, plan)
         engine = self._engine()
         try:
@@ -140,12 +130,11 @@ class StepgraphMcp:
                 "plan or run it to use its tools (validation is part of both)"
             ) from e
         except PlanValidationError as e:
-            problems = [{"step": p.step, "problem": p.message} for p in e.problems]
-            return {"valid": False, "problems": problems, "message": str(e)}
+            return Validation.of_problems(e)
         except StepgraphError as e:
             raise ToolError(str(e)) from e
         order = [sorted(group) for group in nx.topological_generations(graph)]
-        return {"valid": True, "problems": [], "runs_in_order": order}
+        return Validation(valid=True, problems=[], runs_in_order=order)
 
     def plan(
         self,
@@ -153,7 +142,7 @@ class StepgraphMcp:
         task: dict[str, Any] | None,
         goal: str | None,
         inputs: dict[str, str] | None,
-    ) -> dict[str, Any]:
+    ) -> Planned:
         chosen, base_dir = self.task(task_file, task, goal)
         engine = self._engine()
         try:
@@ -161,10 +150,7 @@ class StepgraphMcp:
             graph = engine.plan(prepared)
         except StepgraphError as e:
             raise ToolError(str(e)) from e
-        return {
-            "plan": graph.model_dump(mode="json", exclude_defaults=True),
-            "plan_hash": graph.plan_hash(),
-        }
+        return Planned(plan=graph, plan_hash=graph.plan_hash())
 
     def run(
         self,
@@ -173,7 +159,9 @@ class StepgraphMcp:
         goal: str | None,
         plan: dict[str, Any] | None,
         inputs: dict[str, str] | None,
-    ) -> dict[str, Any]:
+        listeners: Iterable[Listener] = (),
+    ) -> RunReport:
+        """Run the task the arguments name; `listeners` see its journal events as written."""
         chosen, base_dir = self.task(task_file, task, goal, plan)
         # A task file's own `approval: auto` is its author's decision; a plan or a task
         # the client wrote is not the client's to approve.
@@ -184,143 +172,24 @@ class StepgraphMcp:
         try:
             prepared = engine.prepare(chosen, overrides=inputs, base_dir=base_dir)
             # Nobody here can decide: a plan with side effects parks for a person.
-            result = engine.run(prepared, approver=ParkingApprover())
+            result = engine.run(prepared, approver=ParkingApprover(), listeners=listeners)
         except StepgraphError as e:
             raise ToolError(str(e)) from e
         if result.status is RunStatus.AWAITING_APPROVAL and result.plan is not None:
-            return _awaiting(result, plan_view(result.plan, prepared))
-        return _outcome(result)
+            return RunReport.awaiting(result, plan_view(result.plan, prepared))
+        return RunReport.finished(result)
 
-    def replay(self, journal: str) -> dict[str, Any]:
+    def replay(self, journal: str) -> Replayed:
         path = self._inside_root(journal, "journal")
         try:
             # Replaying imports the task's plugins: only code under the root is run.
             report = replay(path, trust_plugins=code_inside(path, self.root))
         except StepgraphError as e:
             raise ToolError(str(e)) from e
-        return {
-            "identical": report.identical,
-            "divergences": [str(d) for d in report.divergences],
-            "error": report.error,
-            "answer": report.result.answer if report.result else None,
-            "journal": str(report.journal),
-        }
-
-
-def _awaiting(result: RunResult, view: PlanView) -> dict[str, Any]:
-    """A parked run as the client reports it to its user: what waits, and who can decide."""
-    return {
-        "status": result.status.value,
-        "run_id": result.run_id,
-        "journal": result.journal,
-        "plan": view.plan.model_dump(mode="json", exclude_defaults=True),
-        "steps": [
-            {
-                "id": row.id,
-                "tool": row.tool,
-                "args": json.loads(row.args),  # with the inputs resolved, as data
-                "side_effects": row.side_effects,
-            }
-            for row in view.rows
-        ],
-        "inputs": view.inputs,
-        "plan_hash": view.plan.plan_hash(),
-        "approval_hash": view.approval_hash,
-        "side_effect_tools": view.side_effect_tools,
-        "how_to_approve": (
-            "the plan has side effects and waits for a person; nothing has run. Ask the "
-            f"user to decide: `stepgraph approve {result.run_id} --by NAME` (or --reject), "
-            "or on the run's page in `stepgraph serve`"
-        ),
-    }
-
-
-def _outcome(result: RunResult) -> dict[str, Any]:
-    return {
-        "status": result.status.value,
-        "verified": result.verified,
-        "answer": result.answer,
-        "values": display_data(result.values),
-        "unverified_values": display_data(result.unverified_values),
-        "failed": result.failed,
-        "skipped": result.skipped,
-        "verdicts": [
-            {"kind": v.kind.value, "step": v.step, "passed": v.passed, "description": v.description}
-            for v in result.verdicts
-        ],
-        "plan_hash": result.plan.plan_hash() if result.plan else None,
-        "run_id": result.run_id,
-        "journal": result.journal,
-    }
-
-
-def build_server(face: StepgraphMcp) -> MCPServer:
-    """The MCP server: four tools over `face`, with hints a client may rely on."""
-    server = MCPServer("stepgraph", instructions=INSTRUCTIONS, log_level="WARNING")
-    checks_only = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
-
-    @server.tool(annotations=checks_only)
-    def validate(
-        task_file: str | None = None,
-        task: dict[str, Any] | None = None,
-        plan: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Check a plan before anything runs: graph, tools, argument schemas, references, units.
-
-        Args:
-            task_file: A task file (YAML) under the server's root.
-            task: A task as an object: goal, inputs, tools, plan.
-            plan: A plan (steps, checks, answer) to check in place of the task's own.
-        """
-        return face.validate(task_file, task, plan)
-
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True))
-    def plan(
-        task_file: str | None = None,
-        task: dict[str, Any] | None = None,
-        goal: str | None = None,
-        inputs: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
-        """Have the model write a validated plan (a step graph) for a task; nothing runs.
-
-        Args:
-            task_file: A task file (YAML) under the server's root.
-            task: A task as an object: goal, inputs, tools.
-            goal: A goal in plain language, numbers and units included.
-            inputs: Input overrides, name to value ("10 TiB").
-        """
-        return face.plan(task_file, task, goal, inputs)
-
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
-    def run(
-        task_file: str | None = None,
-        task: dict[str, Any] | None = None,
-        goal: str | None = None,
-        plan: dict[str, Any] | None = None,
-        inputs: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
-        """Run a task: plan if needed, execute, re-verify every number, answer; journaled.
-
-        A plan with side effects is not run unasked, and not on the client's word: the
-        run parks (status 'awaiting_approval', with the plan, its inputs and the run id)
-        until a person decides with `stepgraph approve RUN_ID` or the web page.
-
-        Args:
-            task_file: A task file (YAML) under the server's root.
-            task: A task as an object: goal, inputs, tools, plan.
-            goal: A goal in plain language, numbers and units included.
-            plan: A plan to run in place of the task's own (or the model's).
-            inputs: Input overrides, name to value ("10 TiB").
-        """
-        return face.run(task_file, task, goal, plan, inputs)
-
-    @server.tool(annotations=checks_only)
-    def replay(journal: str) -> dict[str, Any]:
-        """Re-run a recorded run from its journal, calling no tool and no model; report differences.
-
-        Args:
-            journal: A journal file (.jsonl) under the server's root.
-        """
-        return face.replay(journal)
-
-    return server
+        return Replayed(
+            identical=report.identical,
+            divergences=[str(d) for d in report.divergences],
+            error=report.error,
+            answer=report.result.answer if report.result else None,
+            journal=str(report.journal),
+        )

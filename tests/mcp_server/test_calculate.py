@@ -9,7 +9,7 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 
 import stepgraph
-from tests.serve.test_mcp_server import call
+from tests.mcp_server.conftest import call
 
 # The SDK starts the server with a scrubbed environment (no PYTHONPATH), so it would
 # import whichever stepgraph is installed; this test is about the source under test.

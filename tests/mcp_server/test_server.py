@@ -2,163 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import get_default_environment
+from mcp import Client
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
-import stepgraph
 from stepgraph.engine import Decision, decide
 from stepgraph.journal import read_journal
+from stepgraph.mcp_server import StepgraphMcp
 from stepgraph.model import RunStatus
-from stepgraph.serve import StepgraphMcp
 from tests.conftest import EXAMPLES
+from tests.mcp_server.conftest import ONE_STEP, call, session, stdio
 from tests.planner.test_http import ChatServer
-from tests.tools.conftest import free_port, wait_for_port
-
-Server = StdioServerParameters | str
-
-ONE_STEP = {"steps": [{"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}}]}
-
-BOOKING_PLUGIN = '''
-from pathlib import Path
-
-from stepgraph import tool
-
-CALLS = Path(__file__).parent / "calls.log"
-
-
-@tool(side_effects=True)
-def book_window(hours: float) -> str:
-    """Book a maintenance window (changes the calendar).
-
-    Args:
-        hours: Length of the window.
-    """
-    with CALLS.open("a") as log:
-        log.write(f"{hours:g}\\n")
-    return f"booked {hours:g} h"
-'''
-
-BOOKING_TASK = """
-goal: book a window as long as one night's transfer takes
-tools: [calculate, book_window]
-plugins: [booking.py]
-plan:
-  steps:
-    - {id: hours, tool: calculate, args: {expression: "6 * 1"}}
-    - {id: booking, tool: book_window, args: {hours: "${hours}"}}
-  answer: "${booking}"
-"""
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A server root holding the examples and a task with a side-effecting tool."""
-    folder = tmp_path_factory.mktemp("root")
-    shutil.copytree(EXAMPLES, folder / "examples")
-    (folder / "booking.py").write_text(BOOKING_PLUGIN, encoding="utf-8")
-    (folder / "booking.yaml").write_text(BOOKING_TASK, encoding="utf-8")
-    auto = BOOKING_TASK.replace("plugins:", "approval: auto\nplugins:")
-    (folder / "booking-auto.yaml").write_text(auto, encoding="utf-8")
-    (folder / "broken.yaml").write_text("goal: [unclosed", encoding="utf-8")
-    return folder
-
-
-def stdio(root: Path, *options: str) -> StdioServerParameters:
-    args = ["-m", "stepgraph", "mcp", "--root", str(root), *options]
-    # The SDK hands a server only HOME, PATH, SHELL and TERM: without PYTHONPATH it would
-    # import whichever stepgraph the interpreter has installed, not the one under test.
-    env = {**get_default_environment(), "PYTHONPATH": str(Path(stepgraph.__file__).parents[1])}
-    return StdioServerParameters(command=sys.executable, args=args, env=env)
-
-
-@pytest.fixture(scope="module")
-def http_url(root: Path) -> Iterator[str]:
-    port = free_port()
-    command = [sys.executable, "-m", "stepgraph", "mcp", "--root", str(root)]
-    command += ["--transport", "http", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-class LiveClient:
-    """The SDK's client, connected once for a module's tests: its loop runs on a thread."""
-
-    def __init__(self, server: Server) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.ready: Future[Client] = Future()
-        self.stop = threading.Event()
-        self.task = asyncio.run_coroutine_threadsafe(self._hold(server), self.loop)
-        self.client = self.ready.result(timeout=60)
-
-    async def _hold(self, server: Server) -> None:
-        try:
-            async with Client(server) as client:
-                self.ready.set_result(client)
-                while not self.stop.is_set():
-                    await asyncio.sleep(0.05)
-        except BaseException as e:
-            if not self.ready.done():
-                self.ready.set_exception(e)
-            raise
-
-    def __call__(self, scenario: Callable[[Client], Awaitable[Any]]) -> Any:
-        future = asyncio.run_coroutine_threadsafe(scenario(self.client), self.loop)
-        return future.result(timeout=120)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.task.result(timeout=30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        self.loop.close()
-
-
-@pytest.fixture(scope="module", params=["stdio", "http"])
-def server(request: pytest.FixtureRequest, root: Path) -> Iterator[LiveClient]:
-    """One connected client per transport, shared by the module's tests."""
-    if request.param == "stdio":
-        live = LiveClient(stdio(root))
-    else:
-        live = LiveClient(str(request.getfixturevalue("http_url")))
-    yield live
-    live.close()
-
-
-def session(server: Server | LiveClient, scenario: Callable[[Client], Awaitable[Any]]) -> Any:
-    """Play the scenario on a connected client, or connect the SDK's client for it."""
-    if isinstance(server, LiveClient):
-        return server(scenario)
-
-    async def go() -> Any:
-        async with Client(server) as client:
-            return await scenario(client)
-
-    return asyncio.run(go())
-
-
-def call(server: Server | LiveClient, tool: str, args: dict[str, Any]) -> CallToolResult:
-    return session(server, lambda client: client.call_tool(tool, args))
 
 
 def test_the_four_tools_are_listed_with_honest_hints(server):
@@ -177,7 +38,12 @@ def test_running_the_migration_task_gives_a_verified_journaled_answer(server, ro
     outcome = result.structured_content
     assert outcome["status"] == "verified"
     assert outcome["answer"].startswith("3 nights")
-    assert outcome["values"]["nights"] == 3
+    assert outcome["values"]["nights"] == {"value": 3, "unit": None, "display": "3"}
+    assert outcome["values"]["per_night"] == {
+        "value": 962.28,
+        "unit": "GB",
+        "display": "962.28 GB",
+    }
     assert all(verdict["passed"] for verdict in outcome["verdicts"])
     journal = read_journal(Path(outcome["journal"]))
     assert Path(outcome["journal"]).is_relative_to(root)
@@ -207,6 +73,7 @@ def test_a_good_plan_validates_with_its_order(server):
         "valid": True,
         "problems": [],
         "runs_in_order": [["rate", "total"], ["per_night"], ["nights"]],
+        "message": None,
     }
 
 
@@ -217,18 +84,20 @@ def booked(root: Path) -> list[str]:
 
 
 def test_a_plan_with_side_effects_parks_and_the_client_cannot_approve_it(server, root):
-    """The client gets the parked run to show its user; echoing any hash runs nothing."""
+    """The client gets the parked run to show its user; echoing its plan or hash runs nothing."""
     before = len(booked(root))
 
-    async def scenario(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def scenario(client: Client) -> tuple[dict[str, Any], dict[str, Any], CallToolResult]:
         first = (await client.call_tool("run", {"task_file": "booking.yaml"})).structured_content
         echo = {"task_file": "booking.yaml", "plan": first["plan"]}
-        echo["approve"] = first["approval_hash"]
         second = (await client.call_tool("run", echo)).structured_content
-        return first, second
+        approving = await client.call_tool("run", {**echo, "approve": first["approval_hash"]})
+        return first, second, approving
 
-    first, second = session(server, scenario)
+    first, second, approving = session(server, scenario)
     assert first["status"] == second["status"] == "awaiting_approval"
+    # `approve` is no argument of run: refused by name, not dropped (which would run it).
+    assert approving.is_error and "unknown argument 'approve'" in approving.content[0].text
     assert first["side_effect_tools"] == ["book_window"]
     assert first["run_id"] in first["how_to_approve"]
     assert {"id": "booking", "tool": "book_window"}.items() <= first["steps"][1].items()
@@ -438,5 +307,5 @@ def test_run_still_imports_a_task_file_s_plugin_under_the_root(face):
     folder.mkdir()
     (folder / "task.yaml").write_text(marking_task("../marking.py"), encoding="utf-8")
     outcome = face.run("tasks/task.yaml", None, None, None, None)
-    assert outcome["unverified_values"]["a"] == 4
+    assert outcome.unverified_values["a"].value == 4
     assert (face.root / "marking.ran").exists()
