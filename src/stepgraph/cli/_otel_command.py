@@ -118,8 +118,7 @@ def otel_command(
         float | None,
         typer.Option(
             min=0.1,
-            help="Seconds to wait for the collector (default: OTEL_EXPORTER_OTLP_TIMEOUT, "
-            "else 5).",
+            help="Seconds to wait for the collector (default: OTEL_EXPORTER_OTLP_TIMEOUT, else 5).",
             show_default=False,
         ),
     ] = None,

@@ -311,7 +311,7 @@ class _Refused(Exception):  # noqa: N818  # internal signal: try the next respon
         self.message, self.status, self.body = message, status, body
 
 
-def _sampling(attempt: int) -> dict[str, float | int]:
+def _sampling(attempt: int) -> dict[str, Any]:
     """Greedy first; a retry samples a little more widely, so it is not the same answer."""
     if attempt <= 1:
         return {"temperature": 0}

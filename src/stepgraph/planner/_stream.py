@@ -165,7 +165,7 @@ def stream_completion(
         text = (completion.choices[0].message.content or "") if completion.choices else ""
         usage = completion.usage.model_dump(exclude_none=True) if completion.usage else {}
         on_text(text)
-        reasons = [c.finish_reason for c in completion.choices if c.finish_reason]
+        reasons = [str(c.finish_reason) for c in completion.choices if c.finish_reason]
         return StreamedReply(
             text, _counts(usage), "not streamed", completion.id, completion.model, reasons
         )

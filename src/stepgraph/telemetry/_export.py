@@ -131,14 +131,20 @@ class _Checked(SpanExporter):
         self.session = session
         self.url = url  # where an OTLP exporter sends
         self.failed = 0
+        self._raised: str | None = None
 
     @property
     def problem(self) -> str | None:
-        """What went wrong with the last export that failed, where the session saw it."""
-        return self.session.problem if self.session is not None else None
+        """What went wrong with the last export that failed, where it is known."""
+        seen = self.session.problem if self.session is not None else None
+        return seen or self._raised
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        result = self.inner.export(spans)
+        try:
+            result = self.inner.export(spans)
+        except Exception as e:  # older exporters let a failed connection out as an exception
+            self._raised = str(e) or type(e).__name__
+            result = SpanExportResult.FAILURE
         if result is not SpanExportResult.SUCCESS:
             self.failed += len(spans)
         return result

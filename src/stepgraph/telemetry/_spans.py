@@ -270,7 +270,9 @@ class SpanListener:
         output = GenAiOutputTypeValues.JSON if json_mode else GenAiOutputTypeValues.TEXT
         span.set_attribute(GEN_AI_OUTPUT_TYPE, output.value)
         if self.capture_content:
-            span.set_attribute(GEN_AI_OUTPUT_MESSAGES, output_messages(event.text, event.finish_reasons))
+            span.set_attribute(
+                GEN_AI_OUTPUT_MESSAGES, output_messages(event.text, event.finish_reasons)
+            )
         span.set_attribute("stepgraph.response_mode", event.mode)
         span.set_attribute("stepgraph.retries", event.retries)
         span.end(end_time=ns)
