@@ -17,6 +17,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+
+def _value(value: AnyValue) -> object:
+    kind = value.WhichOneof("value") or "string_value"
+    if kind == "array_value":  # gen_ai.response.finish_reasons
+        return [_value(v) for v in value.array_value.values]
+    return getattr(value, kind)
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -28,7 +36,7 @@ class Receiver(BaseHTTPRequestHandler):
                 for span in scope.spans:
                     ms = (span.end_time_unix_nano - span.start_time_unix_nano) / 1e6
                     attributes = {
-                        a.key: getattr(a.value, a.value.WhichOneof("value") or "string_value")
+                        a.key: _value(a.value)
                         for a in span.attributes
                         if a.key.startswith(("gen_ai.", "stepgraph.step", "stepgraph.verdict"))
                     }

@@ -68,6 +68,8 @@ def test_a_step_starts_while_the_model_is_still_writing_the_plan(tmp_path):
     assert server.served[0].body["stream"] is True
     response = next(e for e in journal.events if e.event == "llm.response")
     assert response.stream == "complete"
+    assert (response.response_id, response.response_model) == ("chatcmpl-stream", "stream-model")
+    assert response.finish_reasons == ["stop"]  # from the last chunk
     assert seq(journal, "action", "rate") < response.seq < seq(journal, "plan.proposed")
     assert seq(journal, "observation", "total") < response.seq  # ran before the answer ended
 
@@ -112,6 +114,7 @@ def test_an_invalid_step_stops_the_stream_and_the_planner_is_told_why(tmp_path):
     assert second.sent == second.total
     responses = [e for e in journal.events if e.event == "llm.response"]
     assert [r.stream for r in responses] == ["stopped", "complete"]
+    assert [r.finish_reasons for r in responses] == [[], ["stop"]]  # a stopped one never finished
     assert "extra" not in responses[0].text
     invalid = next(e for e in journal.events if e.event == "plan.invalid")
     assert any("oops" in p and "unknown tool 'teleport'" in p for p in invalid.problems)
@@ -180,6 +183,7 @@ def test_a_server_that_ignores_stream_is_read_whole(tmp_path):
     assert server.served[0].body["stream"] is True
     response = next(e for e in journal.events if e.event == "llm.response")
     assert response.stream == "not streamed" and response.usage["completion_tokens"] > 0
+    assert (response.response_id, response.finish_reasons) == ("chatcmpl-whole", ["stop"])
     assert result.status is RunStatus.VERIFIED and result.values["nights"] == 3
 
 

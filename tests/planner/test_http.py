@@ -254,3 +254,28 @@ def test_run_end_carries_the_reason_a_run_stopped(httpserver, tmp_path):
     assert end.status == "error"
     assert end.reason.startswith("LLMError: the model endpoint answered HTTP 503")
     assert "2 attempts" in end.reason
+
+
+def test_the_journal_records_how_each_request_went_out_and_what_came_back(httpserver, tmp_path):
+    """Sampling as sent (a repeat samples wider still), the endpoint, response id and reasons."""
+    from stepgraph.journal import JournalWriter
+
+    invalid = migration_plan(rounding="ceil").replace('"unit_convert"', '"convert_units"', 1)
+    script = [(200, invalid), (200, invalid), (200, migration_plan())]
+    server = ChatServer(httpserver, script)
+    path = tmp_path / "j.jsonl"
+    writer = JournalWriter(path, "run")
+    Planner(client(server.url), plan_retries=2).plan(prepared("nights", INPUTS), journal=writer)
+    writer.close()
+
+    journal = read_journal(path)
+    sent = [(r["body"].get("temperature"), r["body"].get("seed")) for r in server.requests]
+    assert [(e.temperature, e.seed) for e in journal.of_kind("llm.request")] == sent
+    assert sent[0] == (0, None) and sent[2][1] is not None
+    for request in journal.of_kind("llm.request"):
+        assert (request.server_address, request.server_port) == ("localhost", httpserver.port)
+        assert request.max_tokens is None  # none is sent
+    for response in journal.of_kind("llm.response"):
+        assert response.response_id == "chatcmpl-test"
+        assert response.response_model == "test-model"
+        assert response.finish_reasons == ["stop"]

@@ -165,6 +165,13 @@ class LLMRequest(JournalEvent):
     attempt: int
     model: str
     messages: list[dict[str, str]]
+    # How the request went out, where the client says so (the OpenAI-compatible client
+    # does; a scripted or replayed model does not); None in journals from before them.
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    server_address: str | None = None  # the endpoint's host, never its path or credentials
+    server_port: int | None = None
 
 
 class LLMResponse(JournalEvent):
@@ -181,6 +188,11 @@ class LLMResponse(JournalEvent):
     stream: str | None = (
         None  # streamed: "complete", "stopped" (a step was invalid), "not streamed"
     )
+    model: str | None = None  # the model asked (older journals have it too)
+    # What the endpoint said of its answer, where it did; None in journals from before them.
+    response_id: str | None = None
+    response_model: str | None = None  # the model that answered, as the endpoint names it
+    finish_reasons: list[str] = Field(default_factory=list)
 
 
 class PlanRepair(JournalEvent):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -52,6 +52,29 @@ class LLMReply:
     model: str = ""
     retries: int = 0
     stream: str | None = None  # streamed: "complete", "stopped" or "not streamed"
+    response_id: str | None = None  # the endpoint's id of the completion
+    response_model: str | None = None  # the model that answered, as the endpoint names it
+    finish_reasons: list[str] = field(default_factory=list)  # one per choice, where given
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """What a request goes out with, as far as a client knows it before sending it."""
+
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    server_address: str | None = None  # the endpoint's host; never its path or credentials
+    server_port: int | None = None
+
+
+@runtime_checkable
+class DescribesRequests(Protocol):
+    """A client that can say, before a call, how it will send it (for the journal)."""
+
+    def request_settings(self, attempt: int) -> RequestSettings:
+        """The sampling and the endpoint of the request `complete(attempt=attempt)` sends."""
+        ...
 
 
 class LLMClient(Protocol):
@@ -134,6 +157,18 @@ class OpenAIClient:
             base_url=settings.base_url, api_key=key, timeout=settings.timeout, max_retries=0
         )
         self.mode: ResponseMode | None = None  # the first format the endpoint accepted
+
+    def request_settings(self, attempt: int) -> RequestSettings:
+        """The sampling of that attempt and the endpoint's host and port."""
+        url = self._client.base_url
+        port = url.port or {"https": 443, "http": 80}.get(url.scheme)
+        sampling = _sampling(attempt)
+        return RequestSettings(
+            temperature=sampling["temperature"],
+            seed=sampling.get("seed"),
+            server_address=url.host or None,
+            server_port=port,
+        )
 
     def complete(
         self,
@@ -234,9 +269,18 @@ class OpenAIClient:
         if on_text is not None:
             from stepgraph.planner._stream import stream_completion  # only a streamed run
 
-            text, usage, outcome = stream_completion(self._client, request, on_text)
-            took = round((time.monotonic() - started) * 1000, 3)
-            return LLMReply(text, usage, took, mode, self.model, stream=outcome)
+            streamed = stream_completion(self._client, request, on_text)
+            return LLMReply(
+                streamed.text,
+                streamed.usage,
+                round((time.monotonic() - started) * 1000, 3),
+                mode,
+                self.model,
+                stream=streamed.outcome,
+                response_id=streamed.response_id,
+                response_model=streamed.model,
+                finish_reasons=streamed.finish_reasons,
+            )
         try:
             completion = self._client.chat.completions.create(**request)
         except (openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError):
@@ -254,6 +298,10 @@ class OpenAIClient:
             latency_ms=round((time.monotonic() - started) * 1000, 3),
             mode=mode,
             model=self.model,
+            # A lax server may leave these out: the SDK builds its answer without validation.
+            response_id=getattr(completion, "id", None) or None,
+            response_model=getattr(completion, "model", None) or None,
+            finish_reasons=[r for c in choices if (r := getattr(c, "finish_reason", None))],
         )
 
 

@@ -13,7 +13,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
-from stepgraph.planner._client import LLMClient, LLMReply, Message
+from stepgraph.planner._client import (
+    DescribesRequests,
+    LLMClient,
+    LLMReply,
+    Message,
+    RequestSettings,
+)
 from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._prompt import (
@@ -300,16 +306,30 @@ class Planner:
         wider: int = 0,
         watch: PlanWatcher | None = None,
     ) -> LLMReply:
+        sent = attempt + wider
         if journal:
+            settings = (
+                self.client.request_settings(sent)
+                if isinstance(self.client, DescribesRequests)
+                else RequestSettings()
+            )
             journal.emit(
                 LLMRequest(
-                    purpose=purpose, attempt=attempt, model=self.client.model, messages=messages
+                    purpose=purpose,
+                    attempt=attempt,
+                    model=self.client.model,
+                    messages=messages,
+                    temperature=settings.temperature,
+                    seed=settings.seed,
+                    max_tokens=settings.max_tokens,
+                    server_address=settings.server_address,
+                    server_port=settings.server_port,
                 )
             )
         streamed = {} if watch is None else {"on_text": watch.feed}
         if watch is not None:
             watch.begin()
-        reply = self.client.complete(messages, schema=schema, attempt=attempt + wider, **streamed)
+        reply = self.client.complete(messages, schema=schema, attempt=sent, **streamed)
         if journal:
             journal.emit(
                 LLMResponse(
@@ -322,6 +342,9 @@ class Planner:
                     model=reply.model,
                     retries=reply.retries,
                     stream=reply.stream,
+                    response_id=reply.response_id,
+                    response_model=reply.response_model,
+                    finish_reasons=reply.finish_reasons,
                 )
             )
         return reply

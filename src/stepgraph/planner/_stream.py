@@ -16,6 +16,7 @@ steps come last has its last step at the end of the answer, as without streaming
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import jiter
@@ -130,9 +131,21 @@ def _written_steps(text: str) -> tuple[list[Any], bool]:
     return (steps, True) if closed else (steps[:-1], False)
 
 
+@dataclass
+class StreamedReply:
+    """A streamed answer: its text, token usage, how the stream ended, and the endpoint's ids."""
+
+    text: str
+    usage: dict[str, int]
+    outcome: StreamOutcome
+    response_id: str | None = None
+    model: str | None = None
+    finish_reasons: list[str] = field(default_factory=list)
+
+
 def stream_completion(
     client: openai.OpenAI, request: dict[str, Any], on_text: TextSink
-) -> tuple[str, dict[str, int], StreamOutcome]:
+) -> StreamedReply:
     """Send one chat completion with ``stream=True``; give `on_text` the answer as it grows.
 
     A server that ignores ``stream`` and answers with one JSON body is read whole, and
@@ -152,27 +165,37 @@ def stream_completion(
         text = (completion.choices[0].message.content or "") if completion.choices else ""
         usage = completion.usage.model_dump(exclude_none=True) if completion.usage else {}
         on_text(text)
-        return text, _counts(usage), "not streamed"
+        reasons = [str(c.finish_reason) for c in completion.choices if c.finish_reason]
+        return StreamedReply(
+            text, _counts(usage), "not streamed", completion.id, completion.model, reasons
+        )
     stream = raw.parse()
     pieces: list[str] = []
-    usage = {}
+    reply = StreamedReply("", {}, "complete")
     try:
         for chunk in stream:
+            reply.response_id = reply.response_id or getattr(chunk, "id", None) or None
+            reply.model = reply.model or getattr(chunk, "model", None) or None
             if chunk.usage is not None:  # some servers send it on the last chunk
-                usage = chunk.usage.model_dump(exclude_none=True)
-            delta = chunk.choices[0].delta.content if chunk.choices else None
+                reply.usage = _counts(chunk.usage.model_dump(exclude_none=True))
+            choice = chunk.choices[0] if chunk.choices else None
+            if choice is not None and choice.finish_reason:
+                reply.finish_reasons = [choice.finish_reason]
+            delta = choice.delta.content if choice is not None else None
             if not delta:
                 continue
             pieces.append(delta)
             if not on_text("".join(pieces)):
-                return "".join(pieces), _counts(usage), "stopped"
+                reply.outcome = "stopped"
+                break
     except openai.APITimeoutError:
         raise
     except openai.APIError as e:  # not retried: what was read is already acted on
         raise LLMError(f"the model's stream broke off after {len(pieces)} pieces: {e}") from e
     finally:
         stream.close()  # a stopped stream tells the server to stop generating
-    return "".join(pieces), _counts(usage), "complete"
+    reply.text = "".join(pieces)
+    return reply
 
 
 def _counts(usage: dict[str, Any]) -> dict[str, int]:

@@ -2,8 +2,11 @@
 
 The journal is the source of truth; this listener only re-tells it in OpenTelemetry's
 terms, following the GenAI semantic conventions (``invoke_agent``, ``chat``,
-``execute_tool``; model, token usage) plus ``stepgraph.*`` attributes. Span times are
-the events' own timestamps, so a live run and `stepgraph otel JOURNAL` export alike.
+``execute_tool``; model, provider, endpoint, sampling, response id, finish reasons,
+token usage) plus ``stepgraph.*`` attributes. Every time on a span, its start, its end
+and its events, is an event's own timestamp, so a live run and `stepgraph otel JOURNAL`
+export alike. Message content, tool arguments and results are sent only when asked
+(see `_content`).
 
 A step span ends when its round of verification is over (a repair, the answer, the
 end), at its final observation's time: the verdicts about it come after it ran.
@@ -14,11 +17,37 @@ from __future__ import annotations
 import importlib.metadata
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.semconv._incubating.attributes.gen_ai_attributes import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_OUTPUT_TYPE,
+    GEN_AI_PROVIDER_NAME,
+    GEN_AI_REQUEST_MAX_TOKENS,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_REQUEST_SEED,
+    GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_RESPONSE_ID,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_TYPE,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+    GenAiOperationNameValues,
+    GenAiOutputTypeValues,
+)
+from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE, ErrorTypeValues
+from opentelemetry.semconv.attributes.server_attributes import SERVER_ADDRESS, SERVER_PORT
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from stepgraph.journal import (
@@ -38,20 +67,30 @@ from stepgraph.journal import (
     StepSkipped,
     Thought,
 )
+from stepgraph.telemetry._content import as_json, capture_wanted, input_messages, output_messages
+from stepgraph.telemetry._provider import provider_name
 
 AGENT = "stepgraph"
+CHAT = GenAiOperationNameValues.CHAT.value
+EXECUTE_TOOL = GenAiOperationNameValues.EXECUTE_TOOL.value
+INVOKE_AGENT = GenAiOperationNameValues.INVOKE_AGENT.value
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FINE = frozenset({"verified", "unchecked", "not_run"})  # run statuses that are not errors
 _ERROR_TYPE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Exceeded)):")
 
 
 def _ns(ts: str) -> int:
+    """An event's ISO timestamp in nanoseconds since the epoch, exactly (no float on the way)."""
     stamp = datetime.fromisoformat(ts)
-    return int(stamp.timestamp()) * 1_000_000_000 + stamp.microsecond * 1_000
+    if stamp.tzinfo is None:  # the journal writes UTC
+        stamp = stamp.replace(tzinfo=UTC)
+    since = stamp - _EPOCH
+    return (since.days * 86_400 + since.seconds) * 1_000_000_000 + since.microseconds * 1_000
 
 
 def _error_type(message: str) -> str:
     found = _ERROR_TYPE.match(message)
-    return found.group(1) if found else "_OTHER"
+    return found.group(1) if found else ErrorTypeValues.OTHER.value
 
 
 def _version() -> str:
@@ -59,11 +98,6 @@ def _version() -> str:
         return importlib.metadata.version("stepgraph")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree
         return "0"
-
-
-def _provider(model: str) -> str:
-    # The client speaks the OpenAI Chat Completions API to whatever endpoint is set.
-    return "stepgraph.scripted" if model == "scripted" else "openai"
 
 
 @dataclass
@@ -79,11 +113,14 @@ class SpanListener:
 
     Attach it to a run (``Engine.run(listeners=[SpanListener(provider)])``) or feed it a
     journal's events (`export_journal`). It never raises into the run: the first error
-    it meets is kept in `error` and it stops making spans.
+    it meets is kept in `error` and it stops making spans. `capture_content` puts prompts,
+    answers, tool arguments and results on the spans; None asks the environment
+    (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT), off unless it says true.
     """
 
-    def __init__(self, provider: TracerProvider) -> None:
+    def __init__(self, provider: TracerProvider, *, capture_content: bool | None = None) -> None:
         self._tracer = provider.get_tracer("stepgraph", _version())
+        self.capture_content = capture_wanted() if capture_content is None else capture_content
         self._run: Span | None = None
         self._round = 0
         self._steps: dict[str, _Step] = {}
@@ -92,6 +129,7 @@ class SpanListener:
         self._usage = [0, 0]
         self.spans = 0
         self.unsent = 0  # spans the exporter did not take, once flushed
+        self.problem: str | None = None  # why, where the exporter's session saw it
         self.error: Exception | None = None
 
     def __call__(self, event: JournalEvent) -> None:
@@ -127,19 +165,7 @@ class SpanListener:
             return
         step = event.step
         if isinstance(event, LLMRequest):
-            attrs = {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.request.model": event.model,
-                "gen_ai.provider.name": _provider(event.model),
-                "gen_ai.system": _provider(event.model),
-                "stepgraph.purpose": event.purpose,
-                "stepgraph.attempt": event.attempt,
-                "stepgraph.repair_round": self._round,
-            }
-            name = f"chat {event.model}"
-            self._calls[(event.purpose, event.attempt)] = self._start(
-                name, ns, attrs, self._run, SpanKind.CLIENT
-            )
+            self._model_call(event, ns)
         elif isinstance(event, LLMResponse):
             self._model_reply(event, ns)
         elif isinstance(event, Thought) and step is not None:
@@ -148,15 +174,17 @@ class SpanListener:
             record = self._step(step, ns)
             record.span.set_attribute("stepgraph.tool", event.tool)
             attrs = {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": event.tool,
-                "gen_ai.tool.type": "function",
-                "gen_ai.tool.call.id": f"{step}#{event.attempt}",
+                GEN_AI_OPERATION_NAME: EXECUTE_TOOL,
+                GEN_AI_TOOL_NAME: event.tool,
+                GEN_AI_TOOL_TYPE: "function",
+                GEN_AI_TOOL_CALL_ID: f"{step}#{event.attempt}",
                 "stepgraph.step.id": step,
                 "stepgraph.attempt": event.attempt,
                 "stepgraph.repair_round": self._round,
             }
-            name = f"execute_tool {event.tool}"
+            if self.capture_content:
+                attrs[GEN_AI_TOOL_CALL_ARGUMENTS] = as_json(event.args)
+            name = f"{EXECUTE_TOOL} {event.tool}"
             record.attempts[event.attempt] = self._start(name, ns, attrs, record.span)
         elif isinstance(event, ObservationEvent) and step is not None:
             self._observed(event, step, ns)
@@ -166,7 +194,7 @@ class SpanListener:
             record.span.set_attribute("stepgraph.step.state", state)
             record.end_ns = ns
         elif isinstance(event, CheckEvent):
-            self._check(event)
+            self._check(event, ns)
         elif isinstance(event, PlanRepair):
             self._close_steps()
             self._round = event.round
@@ -183,15 +211,40 @@ class SpanListener:
     def _begin_run(self, event: RunStart | RunResume, ns: int) -> None:
         self.close()  # a journal that resumed: the earlier segment ends where it stopped
         attrs: dict[str, Any] = {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": AGENT,
+            GEN_AI_OPERATION_NAME: INVOKE_AGENT,
+            GEN_AI_AGENT_NAME: AGENT,
             "stepgraph.run_id": event.run_id,
             "stepgraph.resumed": isinstance(event, RunResume),
         }
         if isinstance(event, RunStart):
-            attrs.update({"stepgraph.task": event.task, "stepgraph.goal": event.goal})
-        self._run = self._start(f"invoke_agent {AGENT}", ns, attrs, kind=SpanKind.INTERNAL)
+            attrs["stepgraph.task"] = event.task
+            if self.capture_content:  # the goal is the user's prompt: content like any other
+                attrs["stepgraph.goal"] = event.goal
+        self._run = self._start(f"{INVOKE_AGENT} {AGENT}", ns, attrs, kind=SpanKind.INTERNAL)
         self._usage = [0, 0]
+
+    def _model_call(self, event: LLMRequest, ns: int) -> None:
+        assert self._run is not None
+        attrs: dict[str, Any] = {
+            GEN_AI_OPERATION_NAME: CHAT,
+            GEN_AI_REQUEST_MODEL: event.model,
+            GEN_AI_PROVIDER_NAME: provider_name(event.server_address, event.model),
+            "stepgraph.purpose": event.purpose,
+            "stepgraph.attempt": event.attempt,
+            "stepgraph.repair_round": self._round,
+        }
+        recorded = {
+            SERVER_ADDRESS: event.server_address,
+            SERVER_PORT: event.server_port,
+            GEN_AI_REQUEST_TEMPERATURE: event.temperature,
+            GEN_AI_REQUEST_SEED: event.seed,
+            GEN_AI_REQUEST_MAX_TOKENS: event.max_tokens,
+        }
+        attrs.update({key: value for key, value in recorded.items() if value is not None})
+        if self.capture_content:
+            attrs[GEN_AI_INPUT_MESSAGES] = input_messages(event.messages)
+        span = self._start(f"{CHAT} {event.model}", ns, attrs, self._run, SpanKind.CLIENT)
+        self._calls[(event.purpose, event.attempt)] = span
 
     def _model_reply(self, event: LLMResponse, ns: int) -> None:
         span = self._calls.pop((event.purpose, event.attempt), None)
@@ -201,14 +254,25 @@ class SpanListener:
         prompt = usage.get("prompt_tokens", usage.get("input_tokens"))
         completion = usage.get("completion_tokens", usage.get("output_tokens"))
         if prompt is not None:
-            span.set_attribute("gen_ai.usage.input_tokens", prompt)
+            span.set_attribute(GEN_AI_USAGE_INPUT_TOKENS, prompt)
             self._usage[0] += prompt
         if completion is not None:
-            span.set_attribute("gen_ai.usage.output_tokens", completion)
+            span.set_attribute(GEN_AI_USAGE_OUTPUT_TOKENS, completion)
             self._usage[1] += completion
-        model = getattr(event, "model", None)
+        model = event.response_model or event.model
         if model:
-            span.set_attribute("gen_ai.response.model", str(model))
+            span.set_attribute(GEN_AI_RESPONSE_MODEL, model)
+        if event.response_id:
+            span.set_attribute(GEN_AI_RESPONSE_ID, event.response_id)
+        if event.finish_reasons:
+            span.set_attribute(GEN_AI_RESPONSE_FINISH_REASONS, event.finish_reasons)
+        json_mode = event.mode.startswith("json")
+        output = GenAiOutputTypeValues.JSON if json_mode else GenAiOutputTypeValues.TEXT
+        span.set_attribute(GEN_AI_OUTPUT_TYPE, output.value)
+        if self.capture_content:
+            span.set_attribute(
+                GEN_AI_OUTPUT_MESSAGES, output_messages(event.text, event.finish_reasons)
+            )
         span.set_attribute("stepgraph.response_mode", event.mode)
         span.set_attribute("stepgraph.retries", event.retries)
         span.end(end_time=ns)
@@ -227,8 +291,10 @@ class SpanListener:
         if attempt is not None and attempt.is_recording():
             if not event.ok:
                 error = event.error or "failed"
-                attempt.set_attribute("error.type", _error_type(error))
+                attempt.set_attribute(ERROR_TYPE, _error_type(error))
                 attempt.set_status(Status(StatusCode.ERROR, error))
+            elif self.capture_content:
+                attempt.set_attribute(GEN_AI_TOOL_CALL_RESULT, as_json(event.value))
             attempt.end(end_time=ns)
         if not event.final:
             return
@@ -237,10 +303,10 @@ class SpanListener:
         record.span.set_attribute("stepgraph.step.state", "done" if event.ok else "failed")
         if not event.ok:
             error = event.error or "failed"
-            record.span.set_attribute("error.type", _error_type(error))
+            record.span.set_attribute(ERROR_TYPE, _error_type(error))
             record.span.set_status(Status(StatusCode.ERROR, error))
 
-    def _check(self, event: CheckEvent) -> None:
+    def _check(self, event: CheckEvent, ns: int) -> None:
         record = self._steps.get(event.step) if event.step else None
         attrs: dict[str, str | bool] = {
             "stepgraph.check.kind": event.kind,
@@ -249,9 +315,9 @@ class SpanListener:
         }
         if record is None:
             assert self._run is not None
-            self._run.add_event("check", attrs)
+            self._run.add_event("check", attrs, ns)
             return
-        record.span.add_event("check", attrs)
+        record.span.add_event("check", attrs, ns)
         if record.verdict != "fail":
             record.verdict = "pass" if event.passed else "fail"
         record.span.set_attribute("stepgraph.verdict", record.verdict)
@@ -268,16 +334,16 @@ class SpanListener:
         assert self._run is not None
         reason = event.reason or event.status
         for span in self._calls.values():  # a request with no reply: the endpoint failed
-            span.set_attribute("error.type", _error_type(reason))
+            span.set_attribute(ERROR_TYPE, _error_type(reason))
             span.set_status(Status(StatusCode.ERROR, reason))
             span.end(end_time=ns)
         self._calls.clear()
         self._close_steps()
         self._run.set_attribute("stepgraph.status", event.status)
-        self._run.set_attribute("gen_ai.usage.input_tokens", self._usage[0])
-        self._run.set_attribute("gen_ai.usage.output_tokens", self._usage[1])
+        self._run.set_attribute(GEN_AI_USAGE_INPUT_TOKENS, self._usage[0])
+        self._run.set_attribute(GEN_AI_USAGE_OUTPUT_TOKENS, self._usage[1])
         if event.status not in _FINE:
-            self._run.set_attribute("error.type", event.status)
+            self._run.set_attribute(ERROR_TYPE, event.status)
             self._run.set_status(Status(StatusCode.ERROR, reason))
         self._run.end(end_time=ns)
         self._run = None
