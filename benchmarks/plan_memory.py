@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchmarks._common import machine
 from benchmarks._families import (
     RG_WHEEL_NAME,
@@ -46,8 +48,9 @@ from stepgraph.engine import Engine
 from stepgraph.evaluation import GoalOutcome, Suite, run_goal
 from stepgraph.journal import read_journal
 from stepgraph.planner import Planner
+from stepgraph.testing import ScriptedLLM
 
-DEFAULT_TEMPLATES = "0,1,3,4,6,7"
+DEFAULT_TEMPLATES = "0,1,3,6,7"
 TOOLS = ["calculate", "unit_convert"]
 
 
@@ -78,6 +81,14 @@ def ask(
         rows.append(_row(item, outcome, journal, seconds))
         print(_progress(rows[-1]), file=sys.stderr, flush=True)
     return rows
+
+
+def seed(goals: Sequence[FamilyGoal], plans_file: Path, folder: Path) -> list[dict[str, Any]]:
+    """Each family's first goal run with its plan from `plans_file`, into `folder` (memory)."""
+    plans = yaml.safe_load(plans_file.read_text(encoding="utf-8"))
+    firsts = [item for item in goals if item.number == 0 and item.family in plans]
+    scripted = Planner(ScriptedLLM([plans[item.family] for item in firsts]), syntax="lines")
+    return ask(firsts, scripted, folder, memory=False)
 
 
 def _row(item: FamilyGoal, outcome: GoalOutcome, journal: Path, seconds: float) -> dict[str, Any]:
@@ -168,6 +179,12 @@ def parser() -> argparse.ArgumentParser:
         "--no-transfer", action="store_true", help="Leave out the data-migration family."
     )
     parse.add_argument("--seed", type=int, default=7)
+    parse.add_argument(
+        "--seed-plans",
+        type=Path,
+        help="A person's plans of each family's first goal (YAML: family -> lines), put in "
+        "memory before the model is asked the others (benchmarks/data/plan_memory_seeds.yaml).",
+    )
     parse.add_argument("--size", type=int, default=3, help="Goals per family (one shape).")
     parse.add_argument("--conditions", default="planned,memory,near")
     parse.add_argument("--dir", type=Path, default=Path(".real-model/plan-memory"))
@@ -204,16 +221,22 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.dir / stamp
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     rows: dict[str, list[dict[str, Any]]] = {}
+    memory = folder / "memory"
+    asked = goals
+    if args.seed_plans:  # memory holds a person's plan of each family's first goal
+        seeded = seed(goals, args.seed_plans, memory)
+        rows["seeded (a person's plans)"] = seeded
+        asked = [item for item in goals if item.number > 0]
     if "planned" in conditions:
-        rows["planned"] = ask(goals, planner, folder / "planned", memory=False)
-    if "memory" in conditions or "near" in conditions:
-        rows["memory"] = ask(goals, planner, folder / "memory", memory=True)
+        rows["planned"] = ask(asked, planner, folder / "planned", memory=False)
+    if "memory" in conditions:
+        rows["memory"] = ask(asked, planner, memory, memory=True)
     if "near" in conditions and variants:
         rows["near: fixed examples"] = ask(variants, planner, folder / "near-fixed", memory=False)
         # The memory folder's verified plans are the examples; its runs stay as they were.
         near = folder / "near-memory"
         near.mkdir(parents=True)
-        for journal in (folder / "memory").glob("*.jsonl"):
+        for journal in memory.glob("*.jsonl"):
             (near / journal.name).write_bytes(journal.read_bytes())
         rows["near: memory examples"] = ask(variants, planner, near, memory=True)
     report = {name: summary(items) for name, items in rows.items()}

@@ -9,7 +9,7 @@ from stepgraph.cli import ExitCode
 from stepgraph.evaluation import load_suite, parse_expected
 from stepgraph.evaluation._correct import text_matches, value_matches
 from stepgraph.exceptions import TaskFileError, UnitError
-from stepgraph.units import parse_quantity
+from stepgraph.units import parse_quantity, parse_unit, quantity
 from tests.conftest import EXAMPLES, flat, invoke
 
 WORKERS = "3 workers each process 40 items per hour for 7.5 hours. How many items in total?"
@@ -159,3 +159,12 @@ def test_a_malformed_expected_value_is_an_error():
         parse_expected("about three")
     with pytest.raises(TaskFileError):
         load_suite(EXAMPLES / "eval" / "missing.yaml")
+
+
+def test_a_count_given_as_a_rate_of_one_kind_is_read_as_written():
+    """"How many hours a week": 5 h/week is 5, not pint's 0.03 (hours over hours)."""
+    hours = parse_expected(5)
+    a_week = parse_unit("h/week")
+    assert value_matches(hours, quantity(5, a_week), 1e-9)
+    assert not value_matches(hours, quantity(6, a_week), 1e-9)
+    assert not value_matches(hours, quantity(5, parse_unit("h")), 1e-9)  # a dimension

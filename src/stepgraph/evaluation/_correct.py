@@ -121,7 +121,11 @@ def _quantity_matches(expected: Expected, value: Any, tolerance: float) -> bool:
         if expected.kind == "percent":
             figure = float(value.to("percent").magnitude)
             return close(figure, expected.magnitude, tolerance)
-        return close(float(value.to("dimensionless").magnitude), expected.magnitude, tolerance)
+        if close(float(value.to("dimensionless").magnitude), expected.magnitude, tolerance):
+            return True
+        # "5 h/week" for "how many hours a week": a count read in the unit it is written in,
+        # as a person reads it (pint would make it 0.03, hours over hours).
+        return close(float(value.magnitude), expected.magnitude, tolerance)
     except (pint.DimensionalityError, pint.UndefinedUnitError, TypeError, ValueError):
         return False
 
