@@ -162,7 +162,7 @@ def test_a_malformed_expected_value_is_an_error():
 
 
 def test_a_count_given_as_a_rate_of_one_kind_is_read_as_written():
-    """"How many hours a week": 5 h/week is 5, not pint's 0.03 (hours over hours)."""
+    """A count asked as "how many hours a week": 5 h/week is 5, not pint's 0.03 (h over h)."""
     hours = parse_expected(5)
     a_week = parse_unit("h/week")
     assert value_matches(hours, quantity(5, a_week), 1e-9)
