@@ -91,7 +91,14 @@ from stepgraph.planner import Planner
 from stepgraph.references import find_references
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry, mcp_definitions
-from stepgraph.verifiers import answer_checked, goal_coverage, step_states, verify
+from stepgraph.verifiers import (
+    answer_checked,
+    effect_verdict,
+    goal_coverage,
+    inert_inputs,
+    step_states,
+    verify,
+)
 
 NEAR_EXAMPLES = 2  # remembered plans shown in place of fixed examples: a short prompt
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
@@ -153,6 +160,26 @@ class RunOptions:
     # A replay takes what memory gave the recorded run from its record, not from memory now.
     recalled: Recalled | None = None
     examples: list[WorkedExample] | None = None  # None: ask memory (if any) for examples
+
+
+def answer_effect(plan: StepGraph, execution: Execution, prepared: PreparedTask) -> Verdict | None:
+    """A failed verdict when a number the plan read from the goal never changes its answer."""
+    template = prepared.answer or plan.answer
+    ids = [step.id for step in plan.steps]
+    first = next((r.step for r in find_references(template or "") if r.step in ids), None)
+    ran = [sid for sid in ids if sid in execution.values]
+    targets = {first} if first is not None else set(ran[-1:])
+    if not targets <= set(execution.values):
+        return None
+    unused = {entry.number for entry in plan.unused}
+    names = [
+        name
+        for name, item in plan.inputs.items()
+        if not any(number in item.quote for number in unused)
+    ]
+    inputs = prepared.for_plan(plan).inputs
+    inert = inert_inputs(plan.steps, execution.actions, execution.values, inputs, names, targets)
+    return effect_verdict(inert, {name: item.quote for name, item in plan.inputs.items()})
 
 
 def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
@@ -593,6 +620,9 @@ class RunSession:
             coverage = goal_coverage(task.task.goal, plan, task.inputs, task.extra_checks)
             if coverage is not None:
                 verdicts.append(coverage)
+            effect = answer_effect(plan, execution, self.prepared) if coverage else None
+            if effect is not None and coverage is not None and coverage.passed:
+                verdicts.append(effect)  # named by a step, yet the answer ignores it
         self._journal_verdicts(verdicts)
         return execution, verdicts
 

@@ -3,6 +3,7 @@
 from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.tools.expression import TOLERANCE, close
 from stepgraph.verifiers._coverage import goal_coverage
+from stepgraph.verifiers._effect import effect_verdict, inert_inputs
 from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
 from stepgraph.verifiers._numbers import (
     ReadNumber,
@@ -27,8 +28,10 @@ __all__ = [
     "check_verdict",
     "close",
     "covered",
+    "effect_verdict",
     "goal_coverage",
     "grounding_problems",
+    "inert_inputs",
     "literal_numbers",
     "matches",
     "read_numbers",

@@ -40,15 +40,14 @@ def unchecked_references(expression: Expression, outcome: Any) -> list[str]:
                 texts.append(ref.text)
     free: list[str] = []
     for texts in same.values():
-        stand_ins = list(_stand_ins(expression.bindings[texts[0]]))
-        if stand_ins and not any(
-            _changes(expression, texts, other, outcome) for other in stand_ins
-        ):
+        others = list(stand_ins(expression.bindings[texts[0]]))
+        if others and not any(_changes(expression, texts, other, outcome) for other in others):
             free.extend(texts)
     return free
 
 
-def _stand_ins(value: Any) -> Iterator[Any]:
+def stand_ins(value: Any) -> Iterator[Any]:
+    """Other values of the kind of `value`: scaled, negated, zero, one of its unit more and less."""
     if not is_number(value):
         return
     one = registry().Quantity(1, value.units) if isinstance(value, pint.Quantity) else 1
@@ -68,4 +67,4 @@ def _changes(expression: Expression, texts: list[str], other: Any, outcome: Any)
     return not isinstance(result, bool) or result != outcome
 
 
-__all__ = ["unchecked_references"]
+__all__ = ["stand_ins", "unchecked_references"]
