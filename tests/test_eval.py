@@ -106,7 +106,7 @@ def test_goal_and_limit_choose_goals_and_an_unknown_goal_is_refused(tiny):
                     "--journal-dir", journals)  # fmt: skip
     assert [g["goal"] for g in json.loads(result.stdout)["goals"]] == ["right"]
     result = invoke("eval", suite, "--scripted", script, "--goal", "nope")
-    assert result.exit_code == ExitCode.INVALID and "no goal with id: nope" in flat(result.output)
+    assert result.exit_code == ExitCode.USAGE and "no goal with id: nope" in flat(result.output)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -27,7 +28,6 @@ from stepgraph.cli._model_options import (
     TimeoutOpt,
     build_planner,
 )
-from stepgraph.exceptions import TaskFileError
 from stepgraph.model import RunResult
 
 # The datasets `evaluation` reads, spelled here so --help does not import it (a test keeps
@@ -102,17 +102,16 @@ def eval_command(
     if name is not None or suite_path.suffix == ".jsonl":
         suite = load_dataset(suite_path, dataset=name, seed=seed, size=size)
     elif size is not None:
-        raise TaskFileError(
-            "--size and --seed draw items from a dataset file (GSM8K or SVAMP JSONL); "
-            "for a suite, choose goals with --goal or --limit",
-            path=str(suite_path),
+        raise click.UsageError(
+            f"{suite_path}: --size and --seed draw items from a dataset file (GSM8K or SVAMP "
+            "JSONL); for a suite, choose goals with --goal or --limit"
         )
     else:
         suite = load_suite(suite_path)
     chosen = [g for g in suite.goals if not goal or g.id in goal]
     if goal and len({g.id for g in chosen}) < len(set(goal)):
         unknown = sorted(set(goal) - {g.id for g in chosen})
-        raise TaskFileError(f"no goal with id: {', '.join(unknown)}", path=str(suite_path))
+        raise click.UsageError(f"{suite_path}: no goal with id: {', '.join(unknown)}")
     chosen = chosen[:limit] if limit else chosen
     planner = build_planner(
         scripted=scripted,
@@ -126,7 +125,7 @@ def eval_command(
         max_retries=max_retries,
     )
     if planner is None:
-        raise TaskFileError(
+        raise click.UsageError(
             "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
         )
     started = datetime.now(UTC)
