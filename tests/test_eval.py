@@ -159,3 +159,18 @@ def test_a_malformed_expected_value_is_an_error():
         parse_expected("about three")
     with pytest.raises(TaskFileError):
         load_suite(EXAMPLES / "eval" / "missing.yaml")
+
+
+@pytest.mark.parametrize("columns", [80, 100, 200])
+def test_the_table_keeps_what_each_goal_got_at_any_terminal_width(tiny, columns):
+    """At 80-100 columns the "got" column was squeezed off the edge; now the rest stacks."""
+    suite, script, journals = tiny
+    result = invoke("eval", suite, "--scripted", script, "--journal-dir", journals,
+                    env={"COLUMNS": str(columns)})  # fmt: skip
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    table = "\n".join(lines)
+    assert "got (or error)" in table and "step items = 900" in table
+    assert "WRONG" in table and "900 items" in table and "56.25 MB/s" in table
+    assert ("tokens in/out" in table) == (columns == 200)  # the wide layout when it fits
+    assert "exit 3" in table or "│    3 │" in table  # the unplanned goal's exit status
