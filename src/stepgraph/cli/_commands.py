@@ -159,7 +159,7 @@ def approver_for(
     def check(plan: StepGraph) -> None:
         check_given_plan(plan, prepared)
 
-    return ConsoleApprover(console, check, pause=progress.paused)
+    return ConsoleApprover(console, check, pause=progress.reviewing)
 
 
 @app.command()

@@ -149,7 +149,7 @@ def resume_command(
     with stack, _display.LiveProgress(console) as progress:
         traces = tracing(stack, otel)  # spans flushed when the stack closes
         approver = (  # a person at a terminal may approve re-running a side effect
-            ConsoleApprover(console, lambda plan: None, pause=progress.paused)
+            ConsoleApprover(console, lambda plan: None, pause=progress.reviewing)
             if sys.stdin.isatty()
             else None
         )
@@ -216,8 +216,7 @@ def gantt_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Output picture (.png or .svg); default: next to the journal, "
-            "JOURNAL.gantt.png.",
+            help="Output picture (.png or .svg); default: next to the journal, JOURNAL.gantt.png.",
             show_default=False,
         ),
     ] = None,
