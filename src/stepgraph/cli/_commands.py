@@ -50,6 +50,7 @@ from stepgraph.model import ApprovalPolicy, StepGraph, Task
 if TYPE_CHECKING:
     from stepgraph.cli.render._progress import LiveProgress
     from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.executor import DaskCluster
     from stepgraph.task import PreparedTask
 
 __doc__ = f"{__doc__}\n\n{exit_status_table()}\n"
@@ -147,6 +148,28 @@ def _names_a_file(path: Path) -> bool:
         return False
 
 
+def _start_dask(stack: ExitStack, scheduler: str | None) -> DaskCluster:
+    """Connect to Dask, saying so on stderr: a local cluster takes seconds to start."""
+    from stepgraph.executor import dask_backend
+
+    notes = Console(stderr=True, highlight=False, soft_wrap=True)  # never in --json's stdout
+    if scheduler is None:
+        notes.print("starting a local Dask cluster (2 worker processes) ...")
+    else:
+        notes.print(f"connecting to the Dask scheduler at {scheduler} ...")
+    cluster = stack.enter_context(dask_backend(scheduler))
+    link = cluster.dashboard_link
+    if link is None:
+        notes.print("Dask is up; its scheduler serves no dashboard")
+    else:
+        import importlib.util
+
+        # Without bokeh the dashboard's port answers with a page that asks for it.
+        missing = "" if importlib.util.find_spec("bokeh") else " (its pages need bokeh)"
+        notes.print(f"Dask dashboard: {link}{missing}")
+    return cluster
+
+
 def approver_for(
     console: Console, prepared: PreparedTask, progress: LiveProgress
 ) -> ConsoleApprover | None:
@@ -242,7 +265,6 @@ def run(
     """
     from stepgraph.cli.render import _progress as _display
     from stepgraph.engine import Engine, PlanFile, RunOptions, check_journal_free
-    from stepgraph.executor import dask_backend
 
     budget = bo.budget_from_options(
         model_calls=max_model_calls,
@@ -267,7 +289,7 @@ def run(
     )
     with ExitStack() as stack:
         traces = tracing(stack, otel)  # spans flushed when the stack closes
-        factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
+        factory = _start_dask(stack, scheduler) if backend == "dask" else None
         engine = Engine(
             max_workers=max_workers,
             planner=planner,

@@ -160,7 +160,7 @@ def runs_command(
         )
     for row in rows:
         duration = "" if row.duration_ms is None else f"{row.duration_ms / 1000:.2f} s"
-        cells = [
+        cells: list[str | Text] = [
             row.run_id,
             Text(row.task),
             row.status,
