@@ -298,3 +298,16 @@ def test_a_page_drawn_before_another_plan_is_approved_reloads_once_to_draw_it(si
     ended = "['verified', 'unchecked'].includes(document.getElementById('status').textContent)"
     page.wait_for_function(ended)
     assert navigations == [f"{site.url}/runs/{run_id}"] * 2
+
+
+def test_the_api_docs_page_loads_from_this_server_alone(site, page):
+    """Offline, Swagger UI's CDN scripts never came and /docs stayed blank."""
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(f"{site.url}/docs")
+    spec = site.client.get("/openapi.json").json()
+    count = sum(len(methods) for methods in spec["paths"].values())
+    assert page.locator("#operations li").count() == count == page.locator("section").count()
+    assert "POST /api/runs/{run_id}/approve" in page.inner_text("#operations")
+    assert asked and all(url.startswith(site.url) for url in asked), asked
+    shot(page, "docs-1-offline")

@@ -16,8 +16,9 @@ from fastapi.staticfiles import StaticFiles
 
 from stepgraph.planner import Planner
 from stepgraph.serve._api import api_router
+from stepgraph.serve._api_docs import api_docs_router
 from stepgraph.serve._hosts import AllowedHosts
-from stepgraph.serve._pages import pages_router
+from stepgraph.serve._pages import TEMPLATES, pages_router
 from stepgraph.serve._runs import RunManager
 from stepgraph.serve._security import MAX_BODY, Guard
 from stepgraph.tools import Tool
@@ -49,11 +50,14 @@ def create_app(
         title="stepgraph",
         summary="Runs of the plan-and-execute engine: start, follow, approve, replay, fork.",
         version="1",
+        docs_url=None,  # Swagger UI and ReDoc load from a CDN: /docs is served here instead
+        redoc_url=None,
     )
     app.state.manager = manager
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.include_router(api_router(manager, csrf_token))
     app.include_router(pages_router(manager, csrf_token))
+    app.include_router(api_docs_router(TEMPLATES, csrf_token))
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
     hosts = AllowedHosts.of(host, port=port, extra=allow_hosts)
     return Guard(app, token=token, csrf_token=csrf_token, hosts=hosts, max_body=max_body)
