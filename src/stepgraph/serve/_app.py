@@ -18,6 +18,7 @@ from stepgraph.planner import Planner
 from stepgraph.serve._api import api_router
 from stepgraph.serve._api_docs import api_docs_router
 from stepgraph.serve._hosts import AllowedHosts
+from stepgraph.serve._keepalive import KEEPALIVE_SECONDS
 from stepgraph.serve._pages import TEMPLATES, pages_router
 from stepgraph.serve._runs import RunManager
 from stepgraph.serve._security import MAX_BODY, Guard
@@ -35,6 +36,7 @@ def create_app(
     port: int | None = None,
     allow_hosts: Iterable[str] = (),
     max_body: int = MAX_BODY,
+    keepalive: float = KEEPALIVE_SECONDS,
 ) -> Guard:
     """The web app over a runs folder; its `.app.state.manager` runs the runs.
 
@@ -42,7 +44,9 @@ def create_app(
     cookie set by opening any page once with ``?token=``). Every state-changing request
     needs the CSRF token the pages carry (``GET /api/session`` gives it to API clients).
     Requests must name the server in `Host` (loopback names, `host`, `allow_hosts`; at
-    `port` when it is given), else 421; bodies over `max_body` bytes get 413.
+    `port` when it is given), else 421; bodies over `max_body` bytes get 413. An event
+    stream quiet for `keepalive` seconds sends a comment, which keeps proxies from
+    closing it.
     """
     manager = RunManager(Path(runs_dir), workspace=Path(workspace), planner=planner, tools=tools)
     csrf_token = secrets.token_urlsafe(24)
@@ -55,7 +59,7 @@ def create_app(
     )
     app.state.manager = manager
     app.add_exception_handler(RequestValidationError, _invalid_request)
-    app.include_router(api_router(manager, csrf_token))
+    app.include_router(api_router(manager, csrf_token, keepalive=keepalive))
     app.include_router(pages_router(manager, csrf_token))
     app.include_router(api_docs_router(TEMPLATES, csrf_token))
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
