@@ -222,3 +222,50 @@ def test_the_prompt_in_a_real_pseudo_terminal(tmp_path, answer):
         assert code == ExitCode.UNCHECKED and journal.of_kind("plan.approved")[0].how == "person"
     else:
         assert code == ExitCode.NOT_RUN and journal.of_kind("plan.rejected")[0].how == "person"
+
+
+def test_a_person_at_the_prompt_sees_the_plan_once_with_the_live_display(tmp_path):
+    """The display printed the plan's table and the review printed it again: two plans?"""
+    import time
+
+    from stepgraph.cli.render._progress import LiveProgress
+
+    SENT.clear()
+    output = io.StringIO()
+    console = Console(file=output, width=160, force_terminal=True)
+    progress = LiveProgress(console, refresh_per_second=200)
+
+    def pause():
+        # The worst timing: the display has drawn a frame since the plan arrived.
+        drawn, deadline = progress.frames, time.monotonic() + 5
+        while progress.frames < drawn + 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return progress.reviewing()
+
+    engine = Engine(tools=[send_report])
+    person = ConsoleApprover(
+        console,
+        lambda plan: validate_plan(plan, engine.tools, {}, []),
+        stream=io.StringIO("a\n"),
+        who="alice",
+        pause=pause,
+    )
+    with progress:
+        result, journal = run(report_task(), tmp_path, approver=person, listeners=[progress])
+    shown = output.getvalue()
+    assert result.status is RunStatus.UNCHECKED and SENT == ["nights: 3"]
+    assert shown.count("ceil(2500 GB / (962.28 GB))") == 1  # the review's table only
+    assert "send_report (side effects)" in shown and "[mail] observation: sent" in shown
+
+
+def test_a_plan_nobody_reviews_is_still_shown_by_the_live_display(tmp_path):
+    from stepgraph.cli.render._progress import LiveProgress
+
+    output = io.StringIO()
+    console = Console(file=output, width=160, force_terminal=True)
+    with LiveProgress(console, refresh_per_second=200) as progress:
+        Engine().run(
+            EXAMPLES / "migration.yaml", journal=tmp_path / "j.jsonl", listeners=[progress]
+        )
+    shown = output.getvalue()
+    assert shown.count("ceil(${total} / ${per_night})") == 1 and "arguments and thought" in shown

@@ -244,7 +244,7 @@ def test_cli_task_key_budget(tmp_path):
 def test_bad_budget_options_are_clear_errors(tmp_path, option, value, message):
     journal = tmp_path / "j.jsonl"
     result = invoke("run", EXAMPLES / "migration.yaml", "--journal", journal, option, value)
-    assert result.exit_code == ExitCode.INVALID
+    assert result.exit_code == ExitCode.USAGE  # a bad option value, not a bad task file
     assert message in flat(result.output)
     assert not journal.exists()  # nothing ran
 

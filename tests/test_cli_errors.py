@@ -165,3 +165,31 @@ def test_a_binary_scripted_file_is_a_clear_error_not_an_internal_one(tmp_path):
     assert result.exit_code == ExitCode.INVALID and "not a scripted-responses file" in flat(
         result.output
     )
+
+
+def test_version_prints_the_installed_version_and_exits_0():
+    import importlib.metadata
+
+    result = invoke("--version")
+    assert result.exit_code == ExitCode.OK
+    assert result.stdout.strip() == f"stepgraph {importlib.metadata.version('stepgraph')}"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "--no-such-option"), "No such option: --no-such-option"),
+        (("replay",), "Missing argument"),
+        (("run", "a goal", "--repair-rounds", "99"), "Invalid value for '--repair-rounds'"),
+        (("run", EXAMPLES / "migration.yaml", "--set", "data"), "--set expects name=value"),
+        (("validate", EXAMPLES / "migration.yaml", "-s", "=1"), "--set expects name=value"),
+        (("run", EXAMPLES / "migration.yaml", "--tools", "calculate"), "--tools is for goals"),
+        (("run",), "give a task file or a goal, or --plan"),
+        (("eval", EXAMPLES / "eval" / "suite.yaml"), "eval needs a model"),
+    ],
+)
+def test_usage_errors_exit_2_not_3(tmp_path, no_model_environment, args, message):
+    """Wrong command-line usage is 2; 3 stays for task files, plans and journals."""
+    result = invoke(*args, "--runs", tmp_path) if args[0] == "run" else invoke(*args)
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert message in flat(result.output)

@@ -106,7 +106,7 @@ def test_goal_and_limit_choose_goals_and_an_unknown_goal_is_refused(tiny):
                     "--journal-dir", journals)  # fmt: skip
     assert [g["goal"] for g in json.loads(result.stdout)["goals"]] == ["right"]
     result = invoke("eval", suite, "--scripted", script, "--goal", "nope")
-    assert result.exit_code == ExitCode.INVALID and "no goal with id: nope" in flat(result.output)
+    assert result.exit_code == ExitCode.USAGE and "no goal with id: nope" in flat(result.output)
 
 
 @pytest.mark.parametrize(
@@ -168,3 +168,18 @@ def test_a_count_given_as_a_rate_of_one_kind_is_read_as_written():
     assert value_matches(hours, quantity(5, a_week), 1e-9)
     assert not value_matches(hours, quantity(6, a_week), 1e-9)
     assert not value_matches(hours, quantity(5, parse_unit("h")), 1e-9)  # a dimension
+
+
+@pytest.mark.parametrize("columns", [80, 100, 200])
+def test_the_table_keeps_what_each_goal_got_at_any_terminal_width(tiny, columns):
+    """At 80-100 columns the "got" column was squeezed off the edge; now the rest stacks."""
+    suite, script, journals = tiny
+    result = invoke("eval", suite, "--scripted", script, "--journal-dir", journals,
+                    env={"COLUMNS": str(columns)})  # fmt: skip
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    table = "\n".join(lines)
+    assert "got (or error)" in table and "step items = 900" in table
+    assert "WRONG" in table and "900 items" in table and "56.25 MB/s" in table
+    assert ("tokens in/out" in table) == (columns == 200)  # the wide layout when it fits
+    assert "exit 3" in table or "│    3 │" in table  # the unplanned goal's exit status

@@ -147,5 +147,5 @@ def test_eval_reads_a_dataset_given_by_name_and_refuses_size_for_a_yaml_suite(tm
     suite = tmp_path / "suite.yaml"
     suite.write_text("goals:\n- {id: a, goal: 'How many?', expect: 3}\n")
     result = invoke("eval", suite, "--size", 1, "--scripted", suite)
-    assert result.exit_code == ExitCode.INVALID
+    assert result.exit_code == ExitCode.USAGE
     assert "--size and --seed draw items from a dataset file" in flat(result.output)

@@ -140,7 +140,7 @@ def test_running_steps_are_on_screen_while_they_run(tmp_path: Path) -> None:
 def test_nothing_is_drawn_while_a_person_answers_a_prompt():
     console, out = _terminal()
     with LiveProgress(console, refresh_per_second=200) as progress:
-        with progress.paused():
+        with progress.reviewing():
             frames, written = progress.frames, len(out.getvalue())
             time.sleep(0.1)  # twenty frames would be due
             assert (progress.frames, len(out.getvalue())) == (frames, written)

@@ -113,3 +113,19 @@ def test_replay_reports_the_first_divergence_and_exits_8(tmp_path):
         "divergence: check of step 'nights': recorded {'kind': 'reverse', 'passed': True" in output
     )
     assert "produced {'kind': 'reverse', 'passed': False" in output
+
+
+def test_gantt_writes_next_to_the_journal_by_default_and_says_where(
+    run_task, tmp_path, monkeypatch
+):
+    """It wrote run.png into the current folder, wherever the journal was."""
+    _, journal = run_task(EXAMPLES / "links" / "links.yaml")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = invoke("gantt", journal.path)
+    expected = journal.path.with_suffix(".gantt.png")
+    assert result.exit_code == 0, result.output
+    assert expected.name.endswith(".gantt.png") and expected.read_bytes()[:4] == b"\x89PNG"
+    assert list(elsewhere.iterdir()) == []
+    assert f"written to {expected}" in flat(result.output)

@@ -98,3 +98,23 @@ def test_the_live_display_prints_the_shared_lines(tmp_path):
         assert lines and all(line and line in printed for line in lines), kind
     kept = dict.fromkeys(["rate", "total", "per_night"], "reused")
     assert progress.states == {**kept, "nights": "ok"}
+
+
+def test_a_scripted_planner_is_labelled_scripted_never_asking_the_model(tmp_path):
+    """The README promises a scripted planner is clearly labelled: no model is asked."""
+    from stepgraph.cli.render._lines import SCRIPTED_MODEL
+    from tests.conftest import flat, invoke
+
+    assert ScriptedLLM.model == SCRIPTED_MODEL
+    result = invoke(
+        "run", PLANNED / "migration.yaml", "--scripted", PLANNED / "migration.script.yaml",
+        "--runs", tmp_path, "--journal", tmp_path / "j.jsonl",
+    )  # fmt: skip
+    output = flat(result.output)
+    assert "asking the model" not in output
+    assert "scripted answer (plan, attempt 1)" in output
+    shown = flat(invoke("show", tmp_path / "j.jsonl").output)
+    assert "scripted answer (plan, attempt 1)" in shown and "asking the model" not in shown
+    [request, *_] = read_journal(tmp_path / "j.jsonl").of_kind("llm.request")
+    other = request.model_copy(update={"model": "gpt-4o-mini"})
+    assert _text(other) == "asking the model (plan, attempt 1)"

@@ -305,3 +305,24 @@ def test_a_tool_error_is_the_steps_observation_not_a_worker_traceback(client, tm
     log = _worker_log(client)
     assert "no such account" not in log and "look_up" not in log
     assert "Compute Failed" not in log and "Traceback" not in log
+
+
+def test_the_cli_says_it_is_starting_a_local_cluster_and_where_its_dashboard_is(tmp_path):
+    """`--backend dask` was silent for seconds and gave no dashboard link; --json stays clean."""
+    import json
+
+    from tests.conftest import invoke
+
+    result = invoke("run", EXAMPLES / "migration.yaml", "--backend", "dask", "--json",
+                    "--journal", tmp_path / "j.jsonl")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["status"] == "verified"  # nothing else on stdout
+    notes = result.stderr.splitlines()
+    assert notes[0] == "starting a local Dask cluster (2 worker processes) ..."
+    [link] = [line for line in notes if line.startswith("Dask dashboard: ")]
+    assert link.removeprefix("Dask dashboard: ").startswith("http://127.0.0.1:")
+
+
+def test_the_cluster_object_makes_backends_and_knows_its_dashboard(dask):
+    assert isinstance(dask(), DaskBackend)
+    assert dask.dashboard_link is not None and dask.dashboard_link.startswith("http://")

@@ -3,6 +3,8 @@
 import os
 import threading
 
+import pytest
+
 from stepgraph import ApprovalPolicy, Engine
 from stepgraph.engine import replay
 from stepgraph.journal import RunIndex
@@ -141,3 +143,18 @@ def test_a_file_that_is_not_a_journal_is_read_once_until_it_changes(tmp_path, mo
     assert opened.count(str(notes)) == 2
     notes.unlink()
     assert index.runs() == []
+
+
+@pytest.mark.parametrize("columns", [80, 100, 200])
+def test_stepgraph_runs_fits_the_terminal_and_keeps_each_run_id_whole(tmp_path, columns):
+    """The table was drawn 160 wide whatever the terminal; now it folds the free text."""
+    runs = tmp_path / "runs"
+    done = [Engine().run(MIGRATION, journal=runs / f"{name}.jsonl") for name in "ab"]
+    listed = invoke("runs", "--runs", runs, env={"COLUMNS": str(columns)})
+    lines = listed.output.splitlines()
+    assert listed.exit_code == 0 and max(len(line) for line in lines) <= columns
+    assert all(result.run_id in listed.output for result in done)  # what `approve` takes
+    assert "verified" in listed.output and "3 nights" in listed.output
+    if columns == 200:  # room enough: one line a run
+        assert sum(result.run_id in line for line in lines for result in done) == 2
+        assert any("3 nights (962.28 GB per night; 2,500 GB in all)" in line for line in lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -233,3 +234,80 @@ def test_a_decision_whose_server_died_is_continued_from_its_page(tmp_path, page)
         page.wait_for_function("document.getElementById('status').textContent === 'verified'")
         assert page.inner_text("#answer") == "3"
         assert page.locator("#way-on").count() == 0
+
+
+def _navigations(page: Any) -> list[str]:
+    """The URLs the page's main frame loads, counted from now."""
+    seen: list[str] = []
+
+    def loaded(frame: Any) -> None:
+        if frame is page.main_frame:
+            seen.append(frame.url)
+
+    page.on("framenavigated", loaded)
+    return seen
+
+
+def test_the_page_of_a_repaired_run_loads_once_and_draws_the_plan_that_ran(site, page):
+    """The stream replays the first, rejected-by-checks plan's approval: it reloaded for ever."""
+    from stepgraph import Engine, Planner
+    from stepgraph.testing import ScriptedLLM
+    from tests.conftest import EXAMPLES
+
+    planned = EXAMPLES / "planned"
+    model = ScriptedLLM.from_file(planned / "migration.script.yaml")
+    result = Engine(planner=Planner(model)).run(
+        planned / "migration.yaml", journal=site.runs / "planned.jsonl"
+    )
+    journal = read_journal(site.runs / "planned.jsonl")
+    approved = journal.of_kind("plan.approved")
+    assert len({a.plan_hash for a in approved}) == 2 and journal.of_kind("plan.repair")
+    navigations = _navigations(page)
+    page.goto(f"{site.url}/runs/{result.run_id}")
+    page.evaluate("window.drawnOnce = true")  # a reload would forget it
+    page.wait_for_function(
+        "window.stepgraphArrivals.some((arrival) => arrival.event === 'run.end')"
+    )
+    page.wait_for_timeout(1500)  # a reload the replay asked for would have begun by now
+    assert navigations == [f"{site.url}/runs/{result.run_id}"]
+    assert page.evaluate("window.drawnOnce") is True
+    assert page.inner_text("#status") == "verified"
+    assert page.get_attribute("#node-nights", "class") == "node verified"
+    assert page.inner_text("#answer") == result.answer
+    shot(page, "repaired-1-loaded-once")
+
+
+def test_a_page_drawn_before_another_plan_is_approved_reloads_once_to_draw_it(site, page):
+    run_id = site.post("/api/runs", task="migration.yaml", approval="ask").json()["run_id"]
+    site.wait_status(run_id, "awaiting_approval")
+    navigations = _navigations(page)
+    page.goto(f"{site.url}/runs/{run_id}")
+    page.wait_for_function("document.getElementById('status').textContent === 'awaiting_approval'")
+    assert page.locator("#node-extra").count() == 0
+    plan = site.client.get(f"/api/runs/{run_id}/plan").json()["plan"]
+    plan["steps"].append({"id": "extra", "tool": "calculate", "args": {"expression": "1 + 1"}})
+    assert site.post(f"/api/runs/{run_id}/edit", by="dana", plan=plan).status_code == 202
+    deadline = time.monotonic() + 30  # parked again, with the edited plan
+    while time.monotonic() < deadline:
+        steps = site.client.get(f"/api/runs/{run_id}/plan").json()["plan"]["steps"]
+        if any(step["id"] == "extra" for step in steps):
+            break
+        time.sleep(0.02)
+    assert site.post(f"/api/runs/{run_id}/approve", by="dana").status_code == 202
+    page.wait_for_selector("#node-extra")  # drawn by the page it reloaded to
+    ended = "['verified', 'unchecked'].includes(document.getElementById('status').textContent)"
+    page.wait_for_function(ended)
+    assert navigations == [f"{site.url}/runs/{run_id}"] * 2
+
+
+def test_the_api_docs_page_loads_from_this_server_alone(site, page):
+    """Offline, Swagger UI's CDN scripts never came and /docs stayed blank."""
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(f"{site.url}/docs")
+    spec = site.client.get("/openapi.json").json()
+    count = sum(len(methods) for methods in spec["paths"].values())
+    assert page.locator("#operations li").count() == count == page.locator("section").count()
+    assert "POST /api/runs/{run_id}/approve" in page.inner_text("#operations")
+    assert asked and all(url.startswith(site.url) for url in asked), asked
+    shot(page, "docs-1-offline")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import click
 import typer
 from pydantic import ValidationError
 
-from stepgraph.exceptions import TaskFileError
 from stepgraph.model import Budget, Price
 
 MaxModelCallsOpt = Annotated[
@@ -42,12 +42,12 @@ PriceOpt = Annotated[
 
 
 def parse_price(text: str) -> Price:
-    """``input=0.15,output=0.6`` as a `Price`; anything else is a clear error."""
+    """``input=0.15,output=0.6`` as a `Price`; anything else is a usage error (exit 2)."""
     try:
         pairs = dict(part.split("=", 1) for part in text.split(",") if part.strip())
         return Price.model_validate({key.strip(): value.strip() for key, value in pairs.items()})
     except (ValueError, ValidationError) as e:
-        raise TaskFileError(
+        raise click.UsageError(
             f"--price-per-mtok {text!r}: write it as input=DOLLARS,output=DOLLARS "
             f"(per million tokens), e.g. input=0.15,output=0.6 ({e})"
         ) from e
@@ -85,7 +85,7 @@ def budget_from_options(
             f"{_option(error['loc'])}: {error['msg'].removeprefix('Value error, ')}"
             for error in e.errors()
         )
-        raise TaskFileError(f"a budget option is not valid: {problems}") from e
+        raise click.UsageError(f"a budget option is not valid: {problems}") from e
 
 
 def _option(location: tuple[int | str, ...]) -> str:

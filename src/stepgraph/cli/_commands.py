@@ -8,13 +8,20 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
 import stepgraph.cli._budget_options as bo
-from stepgraph.cli._errors import STATUS_EXIT, exit_status_table, handle_errors
+from stepgraph.cli._errors import (
+    STATUS_EXIT,
+    ExitCode,
+    exit_status_table,
+    handle_errors,
+    package_version,
+)
 from stepgraph.cli._eval_command import register as register_eval
 from stepgraph.cli._journal_commands import register
 from stepgraph.cli._mcp_command import register as register_mcp
@@ -43,6 +50,7 @@ from stepgraph.model import ApprovalPolicy, StepGraph, Task
 if TYPE_CHECKING:
     from stepgraph.cli.render._progress import LiveProgress
     from stepgraph.cli.render._review import ConsoleApprover
+    from stepgraph.executor import DaskCluster
     from stepgraph.task import PreparedTask
 
 __doc__ = f"{__doc__}\n\n{exit_status_table()}\n"
@@ -54,6 +62,28 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"stepgraph {package_version()}\n")
+        raise typer.Exit(int(ExitCode.OK))
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,  # before a command is looked for: `stepgraph --version` alone
+            help="Print the installed version and exit.",
+        ),
+    ] = False,
+) -> None:
+    pass
+
 
 TargetArg = Annotated[
     str, typer.Argument(help="A task file (YAML), or a goal in plain language.", show_default=False)
@@ -93,10 +123,20 @@ def _target(target: str, tools: str | None) -> Task | Path:
         raise TaskFileError("no such task file", path=target)
     if looks_like_path or exists:
         if tools:
-            raise TaskFileError("--tools is for goals; a task file lists its own 'tools:'")
+            raise click.UsageError("--tools is for goals; a task file lists its own 'tools:'")
         return path
     allowed = [name.strip() for name in (tools or "").split(",") if name.strip()]
     return Task(name="goal", goal=target, tools=allowed)
+
+
+def _overrides(pairs: list[str] | None) -> dict[str, str]:
+    """The --set values by name; a pair without `=` is a usage error (exit 2), not a task's."""
+    from stepgraph.task import parse_assignments
+
+    try:
+        return parse_assignments(pairs or [])
+    except TaskFileError as e:
+        raise click.UsageError(str(e)) from e
 
 
 def _names_a_file(path: Path) -> bool:
@@ -106,6 +146,28 @@ def _names_a_file(path: Path) -> bool:
         return False
     except ValueError:
         return False
+
+
+def _start_dask(stack: ExitStack, scheduler: str | None) -> DaskCluster:
+    """Connect to Dask, saying so on stderr: a local cluster takes seconds to start."""
+    from stepgraph.executor import dask_backend
+
+    notes = Console(stderr=True, highlight=False, soft_wrap=True)  # never in --json's stdout
+    if scheduler is None:
+        notes.print("starting a local Dask cluster (2 worker processes) ...")
+    else:
+        notes.print(f"connecting to the Dask scheduler at {scheduler} ...")
+    cluster = stack.enter_context(dask_backend(scheduler))
+    link = cluster.dashboard_link
+    if link is None:
+        notes.print("Dask is up; its scheduler serves no dashboard")
+    else:
+        import importlib.util
+
+        # Without bokeh the dashboard's port answers with a page that asks for it.
+        missing = "" if importlib.util.find_spec("bokeh") else " (its pages need bokeh)"
+        notes.print(f"Dask dashboard: {link}{missing}")
+    return cluster
 
 
 def approver_for(
@@ -120,7 +182,7 @@ def approver_for(
     def check(plan: StepGraph) -> None:
         check_given_plan(plan, prepared)
 
-    return ConsoleApprover(console, check, pause=progress.paused)
+    return ConsoleApprover(console, check, pause=progress.reviewing)
 
 
 @app.command()
@@ -203,8 +265,6 @@ def run(
     """
     from stepgraph.cli.render import _progress as _display
     from stepgraph.engine import Engine, PlanFile, RunOptions, check_journal_free
-    from stepgraph.executor import dask_backend
-    from stepgraph.task import parse_assignments
 
     budget = bo.budget_from_options(
         model_calls=max_model_calls,
@@ -229,7 +289,7 @@ def run(
     )
     with ExitStack() as stack:
         traces = tracing(stack, otel)  # spans flushed when the stack closes
-        factory = stack.enter_context(dask_backend(scheduler)) if backend == "dask" else None
+        factory = _start_dask(stack, scheduler) if backend == "dask" else None
         engine = Engine(
             max_workers=max_workers,
             planner=planner,
@@ -251,11 +311,13 @@ def run(
                 "--out FILE`, then `stepgraph approve FILE`"
             )
         if target is None and plan_file is None:
-            raise TaskFileError("give a task file or a goal, or --plan with an approved plan file")
+            raise click.UsageError(
+                "give a task file or a goal, or --plan with an approved plan file"
+            )
         source: Task | Path = _target(target, tools) if target else plan_file.task  # type: ignore[union-attr]
         prepared = engine.prepare(
             source,
-            overrides=parse_assignments(set_ or []),
+            overrides=_overrides(set_),
             base_dir=plan_file.folder if plan_file is not None else None,
         )
         console.print(Text.assemble(("Goal: ", "bold"), prepared.task.goal.strip()))
@@ -316,7 +378,6 @@ def plan(
     """
     from stepgraph.engine import Engine, PlanFile
     from stepgraph.planner import system_prompt
-    from stepgraph.task import parse_assignments
 
     engine = Engine(
         planner=build_planner(
@@ -333,7 +394,7 @@ def plan(
     )
     prepared = engine.prepare(
         _target(target, tools),
-        overrides=parse_assignments(set_ or []),
+        overrides=_overrides(set_),
         # Printing the prompt is a look at the task, not a decision to use it.
         trust_code=trust_plugins or not show_prompt,
     )
@@ -375,11 +436,8 @@ def validate(
         # first: without numpy and Dask when no plugin runs
         import_pint_for(Path(target), plugins_allowed=trust_plugins)
         from stepgraph.engine import Engine
-        from stepgraph.task import parse_assignments
 
-    graph = Engine().validate(
-        Path(target), overrides=parse_assignments(set_ or []), trust_code=trust_plugins
-    )
+    graph = Engine().validate(Path(target), overrides=_overrides(set_), trust_code=trust_plugins)
     edges = graph.number_of_edges()
     Console().print(f"[green]valid:[/] {graph.number_of_nodes()} steps, {edges} dependencies")
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import NoReturn, ParamSpec, TypeVar
 
+import click
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -106,6 +107,18 @@ KIND_EXIT = {
 }
 
 
+def package_version() -> str:
+    """The installed distribution's version (what `pip show stepgraph` says)."""
+    import importlib.metadata  # only for --version: not on every command's start
+
+    try:
+        return importlib.metadata.version("stepgraph")
+    except importlib.metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
+        from stepgraph import __version__
+
+        return __version__
+
+
 def fail(message: str, code: ExitCode) -> NoReturn:
     """Print an error to stderr and exit with `code`."""
     Console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), highlight=False)
@@ -124,6 +137,8 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except typer.Exit:  # the command chose its exit status
             raise
+        except click.UsageError as error:  # an option or argument the command cannot use
+            fail(error.format_message(), ExitCode.USAGE)
         except UntrustedTaskError as error:  # the flag is missing, not the task wrong
             fail(f"{error}; pass --trust-plugins if you trust this task file", ExitCode.USAGE)
         except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -27,7 +28,6 @@ from stepgraph.cli._model_options import (
     TimeoutOpt,
     build_planner,
 )
-from stepgraph.exceptions import TaskFileError
 from stepgraph.model import RunResult
 
 # The datasets `evaluation` reads, spelled here so --help does not import it (a test keeps
@@ -35,7 +35,7 @@ from stepgraph.model import RunResult
 DatasetOpt = Literal["gsm8k", "svamp"]
 
 if TYPE_CHECKING:  # the command imports the engine when it runs (see `_commands`)
-    from stepgraph.evaluation import GoalOutcome
+    from stepgraph.evaluation import GoalOutcome, Totals
 
 
 def _exit_code(subject: RunResult | BaseException) -> int:
@@ -102,17 +102,16 @@ def eval_command(
     if name is not None or suite_path.suffix == ".jsonl":
         suite = load_dataset(suite_path, dataset=name, seed=seed, size=size)
     elif size is not None:
-        raise TaskFileError(
-            "--size and --seed draw items from a dataset file (GSM8K or SVAMP JSONL); "
-            "for a suite, choose goals with --goal or --limit",
-            path=str(suite_path),
+        raise click.UsageError(
+            f"{suite_path}: --size and --seed draw items from a dataset file (GSM8K or SVAMP "
+            "JSONL); for a suite, choose goals with --goal or --limit"
         )
     else:
         suite = load_suite(suite_path)
     chosen = [g for g in suite.goals if not goal or g.id in goal]
     if goal and len({g.id for g in chosen}) < len(set(goal)):
         unknown = sorted(set(goal) - {g.id for g in chosen})
-        raise TaskFileError(f"no goal with id: {', '.join(unknown)}", path=str(suite_path))
+        raise click.UsageError(f"{suite_path}: no goal with id: {', '.join(unknown)}")
     chosen = chosen[:limit] if limit else chosen
     planner = build_planner(
         scripted=scripted,
@@ -126,7 +125,7 @@ def eval_command(
         max_retries=max_retries,
     )
     if planner is None:
-        raise TaskFileError(
+        raise click.UsageError(
             "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
         )
     started = datetime.now(UTC)
@@ -188,15 +187,13 @@ def _got(outcome: GoalOutcome) -> str:
     return outcome.matched or (outcome.answer or "")[:100]
 
 
-def _show(console: Console, outcomes: list[GoalOutcome], document: dict[str, Any]) -> None:
-    from stepgraph.evaluation import totals
-
-    table = Table(title=f"Suite {document['suite']}")
+def _wide_table(suite: str, outcomes: list[GoalOutcome], t: Totals) -> Table:
+    table = Table(title=f"Suite {suite}")
     for name in ("goal", "run", "plan", "verified", "correct", "expected"):
         table.add_column(name, no_wrap=True)
     for name in ("calls", "tokens in/out", "s", "exit"):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("got (or error)", overflow="fold", min_width=20)
+    table.add_column("got (or error)", overflow="fold", min_width=30)
     for o in outcomes:
         correct = "[bold red]WRONG[/]" if o.verified_wrong else _mark(o.correct)
         table.add_row(
@@ -212,7 +209,6 @@ def _show(console: Console, outcomes: list[GoalOutcome], document: dict[str, Any
             "" if o.exit_code is None else str(o.exit_code),
             Text(_got(o)),
         )
-    t = totals(outcomes)
     table.add_section()
     table.add_row(
         "total",
@@ -225,8 +221,71 @@ def _show(console: Console, outcomes: list[GoalOutcome], document: dict[str, Any
         f"{t.prompt_tokens}/{t.completion_tokens}",
         f"{t.wall_s:.1f}",
         "",
-        ", ".join(f"{kind}: {n}" for kind, n in t.errors.items()),
+        _errors(t),
     )
+    return table
+
+
+def _narrow_table(suite: str, outcomes: list[GoalOutcome], t: Totals) -> Table:
+    """Plan, verified and correct stacked in one cell, the costs in another."""
+    table = Table(title=f"Suite {suite}")
+    table.add_column("goal", overflow="fold")
+    table.add_column("run", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("expected", overflow="fold")
+    table.add_column("got (or error)", overflow="fold", min_width=16, ratio=2)
+    table.add_column("cost", justify="right", no_wrap=True)
+    for o in outcomes:
+        plan = (
+            _plan(o)
+            .replace("]1st", "]1st plan")
+            .replace("]retry", "]retried")
+            .replace("]none", "]no plan")
+        )
+        verified = "[green]verified[/]" if o.verified else "[red]unverified[/]"
+        correct = "[bold red]WRONG[/]" if o.verified_wrong else _right(o.correct)
+        exit_ = "" if o.exit_code is None else f"\nexit {o.exit_code}"
+        table.add_row(
+            o.goal,
+            str(o.run),
+            f"{plan}\n{verified}\n{correct}",
+            o.expected,
+            Text(_got(o)),
+            f"{o.model_calls} calls\n{o.prompt_tokens}/{o.completion_tokens} tok\n"
+            f"{o.wall_s:.1f} s{exit_}",
+        )
+    table.add_section()
+    table.add_row(
+        "total",
+        str(t.runs),
+        f"{t.first_plan_valid}/{t.valid} 1st\n{t.verified} verified\n{t.correct} correct",
+        "",
+        _errors(t),
+        f"{t.model_calls} calls\n{t.prompt_tokens}/{t.completion_tokens} tok\n{t.wall_s:.1f} s",
+    )
+    return table
+
+
+def _right(flag: bool) -> str:
+    return "[green]correct[/]" if flag else "[red]wrong[/]"
+
+
+def _errors(t: Totals) -> str:
+    return ", ".join(f"{kind}: {n}" for kind, n in t.errors.items())
+
+
+def _show(console: Console, outcomes: list[GoalOutcome], document: dict[str, Any]) -> None:
+    from rich.measure import Measurement
+
+    from stepgraph.evaluation import totals
+
+    t = totals(outcomes)
+    table = _wide_table(document["suite"], outcomes, t)
+    # One column a measure reads best, but needs ~130 columns; a narrower terminal gets the
+    # same facts stacked in fewer columns, so "got" keeps room to be read.
+    unbounded = console.options.update_width(10_000)  # measured at the width it asks for
+    if Measurement.get(console, unbounded, table).minimum > console.width:
+        table = _narrow_table(document["suite"], outcomes, t)
     console.print(table)
     style = "bold green" if t.verified_wrong == 0 else "bold red"
     console.print(f"[{style}]wrong answers reported as verified: {t.verified_wrong}[/] (must be 0)")

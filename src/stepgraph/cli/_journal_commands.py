@@ -149,7 +149,7 @@ def resume_command(
     with stack, _display.LiveProgress(console) as progress:
         traces = tracing(stack, otel)  # spans flushed when the stack closes
         approver = (  # a person at a terminal may approve re-running a side effect
-            ConsoleApprover(console, lambda plan: None, pause=progress.paused)
+            ConsoleApprover(console, lambda plan: None, pause=progress.reviewing)
             if sys.stdin.isatty()
             else None
         )
@@ -207,20 +207,31 @@ def graph_command(
         else:
             out.write_text(text, encoding="utf-8")
     if out is not None:
-        Console(stderr=True).print(f"written to {out}", highlight=False)
+        Console(stderr=True).print(f"written to {out}", highlight=False, soft_wrap=True)
 
 
 @handle_errors
 def gantt_command(
     journal: JournalArg,
-    out: Annotated[Path, typer.Option(help="Output picture (.png or .svg).")] = Path("run.png"),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Output picture (.png or .svg); default: next to the journal, JOURNAL.gantt.png.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """A timeline of the steps, so parallelism and slow steps show at a glance."""
     from stepgraph.cli.render._pictures import gantt
     from stepgraph.journal import read_journal
 
-    gantt(read_journal(journal), out)
-    Console(stderr=True).print(f"written to {out}", highlight=False)
+    events = read_journal(journal)
+    # Beside its journal, not in whatever folder the command ran from.
+    out = out if out is not None else journal.with_suffix(".gantt.png")
+    if out.is_dir():
+        fail(f"--out {out} is a folder; give a file name", ExitCode.USAGE)
+    gantt(events, out)
+    Console(stderr=True).print(f"written to {out}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -144,23 +144,41 @@ def runs_command(
     index = RunIndex(runs)
     if rebuild:
         index.rebuild()
+    rows = index.runs(status=status, limit=limit)
+    # The terminal's own width: the run id stays whole (it is what other commands take),
+    # the free text folds, and the parent column shows only when a run has one.
+    columns = ["run", "task", "status", "started", "duration", "answer"]
+    if any(row.parent for row in rows):
+        columns.append("parent")
     table = Table(title=f"Runs in {runs}", title_justify="left")
-    for column in ("run", "task", "status", "started", "duration", "answer", "parent"):
-        table.add_column(column, overflow="fold")
-    for row in index.runs(status=status, limit=limit):
+    for column in columns:
+        whole = column in ("run", "parent")
+        table.add_column(
+            column,
+            no_wrap=whole,
+            overflow="fold",
+            min_width=12 if whole else None,
+        )
+    for row in rows:
         duration = "" if row.duration_ms is None else f"{row.duration_ms / 1000:.2f} s"
-        table.add_row(
+        cells: list[str | Text] = [
             row.run_id,
             Text(row.task),
             row.status,
-            row.started,
+            _started(row.started),
             duration,
             Text(row.answer or ""),
-            row.parent or "",
-        )
-    Console(width=160).print(table)
+        ]
+        table.add_row(*cells, *([row.parent or ""] if "parent" in columns else []))
+    Console().print(table)
     if index.in_memory:  # a read-only runs folder lists all the same
         Console(stderr=True).print(f"note: {index.in_memory}", highlight=False)
+
+
+def _started(started: str) -> str:
+    """An index timestamp to the second, with a space where it may wrap: 2026-12-02 07:52:10Z."""
+    day, _, clock = started.partition("T")
+    return f"{day} {clock.split('.')[0].removesuffix('Z')}Z" if clock else started
 
 
 @handle_errors

@@ -8,7 +8,7 @@ from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
     from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
-    from stepgraph.executor._dask import DaskBackend, dask_backend
+    from stepgraph.executor._dask import DaskBackend, DaskCluster, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
     from stepgraph.executor._heap import collector_paused, frozen_heap
     from stepgraph.executor._reuse import plan_diff, step_signatures
@@ -24,6 +24,7 @@ if _TYPE_CHECKING:
 __all__ = [
     "Backend",
     "DaskBackend",
+    "DaskCluster",
     "Execution",
     "Scheduler",
     "StepRecord",
@@ -46,6 +47,7 @@ __all__ = [
 _MODULES = {
     "Backend": "stepgraph.executor._backend",
     "DaskBackend": "stepgraph.executor._dask",
+    "DaskCluster": "stepgraph.executor._dask",
     "Execution": "stepgraph.executor._execution",
     "Scheduler": "stepgraph.executor._scheduler",
     "StepRecord": "stepgraph.executor._execution",

@@ -278,13 +278,34 @@ class DaskBackend:
         self._results.forget()
 
 
+class DaskCluster:
+    """The cluster `dask_backend` connected to: calling it makes a backend on it."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client  # a distributed.Client
+
+    def __call__(self) -> Backend:
+        """A backend that sends tool calls to this cluster (the Engine's `backend=`)."""
+        return DaskBackend(self.client)
+
+    @property
+    def dashboard_link(self) -> str | None:
+        """The scheduler's dashboard (where each step shows by name), or None if it has none."""
+        try:
+            link = self.client.dashboard_link
+        except (KeyError, OSError):  # a scheduler started without the dashboard service
+            return None
+        return str(link) if link else None
+
+
 @contextmanager
 def dask_backend(
     scheduler: str | None = None, *, workers: int = 2, threads_per_worker: int = 2
-) -> Iterator[Callable[[], Backend]]:
+) -> Iterator[DaskCluster]:
     """A backend factory on a Dask cluster: `scheduler` ("tcp://host:8786") or a local one.
 
-    Without an address a LocalCluster is started here and stopped on exit.
+    Without an address a LocalCluster is started here (it takes seconds: its workers are
+    processes) and stopped on exit.
     """
     from distributed import Client, LocalCluster
 
@@ -298,7 +319,7 @@ def dask_backend(
         )
     client = Client(scheduler or cluster)
     try:
-        yield lambda: DaskBackend(client)
+        yield DaskCluster(client)
     finally:
         client.close()
         if cluster is not None:

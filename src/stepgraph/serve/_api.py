@@ -16,6 +16,7 @@ from stepgraph.engine import Decision
 from stepgraph.exceptions import ApprovalError, JournalError, StepgraphError
 from stepgraph.journal import PAGE_EVENTS, read_page
 from stepgraph.model import ApprovalPolicy, StepGraph
+from stepgraph.serve._keepalive import KEEPALIVE_SECONDS, PING, with_keepalive
 from stepgraph.serve._runs import RunManager, RunNotFound, StreamEnd
 from stepgraph.serve._views import result_of, review_of
 
@@ -76,8 +77,10 @@ def _not_found(run_id: str) -> HTTPException:
     return HTTPException(404, f"no run '{run_id}'")
 
 
-def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
-    """The routes under /api."""
+def api_router(
+    manager: RunManager, csrf_token: str, *, keepalive: float = KEEPALIVE_SECONDS
+) -> APIRouter:
+    """The routes under /api; an event stream quiet for `keepalive` seconds sends a comment."""
     router = APIRouter(prefix="/api")
 
     @router.get("/session")
@@ -156,6 +159,9 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
     ) -> StreamingResponse:
         """The journal's events as server-sent events, from the start (or `after`), then live.
 
+        A stream with nothing to send for a while sends a comment (`: ping`), so that a
+        proxy does not drop the connection of a run that waits for a decision.
+
         `offset` (a byte offset at the start of a line, as a page of events gives it)
         lets a follower of a large journal start there instead of reading from its start.
         """
@@ -174,7 +180,12 @@ def api_router(manager: RunManager, csrf_token: str) -> APIRouter:
                 ) from e
 
         async def stream() -> AsyncIterator[bytes]:
-            async for item in manager.tail(run_id, start, offset):
+            async for item in with_keepalive(manager.tail(run_id, start, offset), keepalive):
+                if item is None:  # quiet for `keepalive` seconds: a parked run, say
+                    if await request.is_disconnected():
+                        return
+                    yield PING
+                    continue
                 if isinstance(item, StreamEnd):
                     # The run's own end says nothing more; any other end says why.
                     said = {} if item.reason == "ended" else asdict(item)

@@ -17,7 +17,9 @@ from fastapi.staticfiles import StaticFiles
 from stepgraph.guards import MAX_BODY, AllowedHosts
 from stepgraph.planner import Planner
 from stepgraph.serve._api import api_router
-from stepgraph.serve._pages import pages_router
+from stepgraph.serve._api_docs import api_docs_router
+from stepgraph.serve._keepalive import KEEPALIVE_SECONDS
+from stepgraph.serve._pages import TEMPLATES, pages_router
 from stepgraph.serve._runs import RunManager
 from stepgraph.serve._security import Guard
 from stepgraph.tools import Tool
@@ -34,6 +36,7 @@ def create_app(
     port: int | None = None,
     allow_hosts: Iterable[str] = (),
     max_body: int = MAX_BODY,
+    keepalive: float = KEEPALIVE_SECONDS,
 ) -> Guard:
     """The web app over a runs folder; its `.app.state.manager` runs the runs.
 
@@ -41,7 +44,9 @@ def create_app(
     cookie set by opening any page once with ``?token=``). Every state-changing request
     needs the CSRF token the pages carry (``GET /api/session`` gives it to API clients).
     Requests must name the server in `Host` (loopback names, `host`, `allow_hosts`; at
-    `port` when it is given), else 421; bodies over `max_body` bytes get 413.
+    `port` when it is given), else 421; bodies over `max_body` bytes get 413. An event
+    stream quiet for `keepalive` seconds sends a comment, which keeps proxies from
+    closing it.
     """
     manager = RunManager(Path(runs_dir), workspace=Path(workspace), planner=planner, tools=tools)
     csrf_token = secrets.token_urlsafe(24)
@@ -49,11 +54,14 @@ def create_app(
         title="stepgraph",
         summary="Runs of the plan-and-execute engine: start, follow, approve, replay, fork.",
         version="1",
+        docs_url=None,  # Swagger UI and ReDoc load from a CDN: /docs is served here instead
+        redoc_url=None,
     )
     app.state.manager = manager
     app.add_exception_handler(RequestValidationError, _invalid_request)
-    app.include_router(api_router(manager, csrf_token))
+    app.include_router(api_router(manager, csrf_token, keepalive=keepalive))
     app.include_router(pages_router(manager, csrf_token))
+    app.include_router(api_docs_router(TEMPLATES, csrf_token))
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
     hosts = AllowedHosts.of(host, port=port, extra=allow_hosts)
     return Guard(app, token=token, csrf_token=csrf_token, hosts=hosts, max_body=max_body)

@@ -90,6 +90,11 @@ def _step(event: JournalEvent) -> str:
     return f"[{event.step}] " if event.step else ""
 
 
+# `ScriptedLLM.model`, spelled here so `show` does not import the planner (a test keeps
+# the two equal).
+SCRIPTED_MODEL = "scripted"
+
+
 @singledispatch
 def render_event(event: JournalEvent) -> Text | None:
     """The line a person reads for `event`, or None for kinds not worth a line."""
@@ -109,7 +114,9 @@ def _run_resume(event: RunResume) -> Text:
 
 @render_event.register
 def _llm_request(event: LLMRequest) -> Text:
-    return Text(f"asking the model ({event.purpose}, attempt {event.attempt})", style="dim")
+    # A scripted planner (`ScriptedLLM`, --scripted) answers from a file: no model is asked.
+    asked = "scripted answer" if event.model == SCRIPTED_MODEL else "asking the model"
+    return Text(f"{asked} ({event.purpose}, attempt {event.attempt})", style="dim")
 
 
 @render_event.register

@@ -134,8 +134,9 @@ class LiveProgress:
         self._per_level: list[int] = []  # steps on each level
         self._settled_per_level: list[int] = []
         self._elided = 0
+        self._held: list[JournalEvent] = []  # a plan table waiting to learn if a review shows it
         self._last = Snapshot(0, Counter(), [], 0, [], [], 0.0)
-        self._paint_lock = threading.Lock()  # the painter and `paused`/`__exit__` take turns
+        self._paint_lock = threading.Lock()  # the painter, `reviewing`, `__exit__` take turns
         self._stop = threading.Event()
         self._resume = threading.Event()
         self._resume.set()
@@ -168,11 +169,16 @@ class LiveProgress:
             self.console.print(self._summary(self._last), highlight=False)
 
     @contextmanager
-    def paused(self) -> Iterator[None]:
-        """Stop redrawing while a person answers a prompt (what arrived so far is printed)."""
+    def reviewing(self) -> Iterator[None]:
+        """Stop redrawing while a person reviews a plan at a prompt.
+
+        What arrived so far is printed, but for the table of the plan under review: the
+        review shows that plan in full (with its resolved arguments and side effects), and
+        two tables of one plan read as two plans.
+        """
         self._resume.clear()
         with self._paint_lock:
-            self._paint()
+            self._paint(reviewing=True)
             self.live.stop()
         try:
             yield
@@ -186,14 +192,26 @@ class LiveProgress:
             if self._stop.is_set():
                 return
             with self._paint_lock:
-                if self._resume.is_set():  # `paused` may have begun while we waited
+                if self._resume.is_set():  # `reviewing` may have begun while we waited
                     self._paint()
 
-    def _paint(self) -> None:
+    def _paint(self, *, reviewing: bool = False) -> None:
         """Draw one frame: print what arrived, then redraw the summary below it."""
         frame = self.board.snapshot(self._show_running)
         self._elided += frame.elided
-        printed = self._lines(frame.to_print, self._lines_per_frame)
+        for event in frame.to_print:
+            if isinstance(event, PlanProposed):
+                self._adopt(event)
+        events = [*self._held, *frame.to_print]
+        self._held = []
+        proposals = [i for i, event in enumerate(events) if isinstance(event, PlanProposed)]
+        if reviewing and proposals:  # the review prints this plan itself
+            del events[proposals[-1]]
+        elif proposals and proposals[-1] == len(events) - 1 and not self._stop.is_set():
+            # Nothing after it yet: the next event says whether a review shows it (drop)
+            # or not (print), so a frame drawn just before the prompt cannot print it twice.
+            self._held = [events.pop()]
+        printed = self._lines(events, self._lines_per_frame)
         for step in frame.newly_settled:
             level = self._levels.get(step)
             if level is not None:
@@ -204,6 +222,14 @@ class LiveProgress:
         self.live.update(self._render(frame), refresh=True)
         self.frames += 1
 
+    def _adopt(self, event: PlanProposed) -> None:
+        """Count the new plan's steps per level, for the critical-path progress."""
+        self._levels = _levels(event.plan.get("steps", []))
+        self._per_level = [0] * (max(self._levels.values(), default=-1) + 1)
+        for level in self._levels.values():
+            self._per_level[level] += 1
+        self._settled_per_level = [0] * len(self._per_level)
+
     def _lines(self, events: list[JournalEvent], budget: int) -> list[RenderableType]:
         """The renderables for a frame; routine lines past the budget are counted, not drawn."""
         out: list[RenderableType] = []
@@ -213,11 +239,6 @@ class LiveProgress:
                 steps = event.plan.get("steps", [])
                 head = {**event.plan, "steps": steps[:TABLE_ROWS]}  # all a table shows
                 out.append(plan_table(StepGraph.model_validate(head), total=len(steps)))
-                self._levels = _levels(steps)
-                self._per_level = [0] * (max(self._levels.values(), default=-1) + 1)
-                for level in self._levels.values():
-                    self._per_level[level] += 1
-                self._settled_per_level = [0] * len(self._per_level)
                 continue
             if routine(event):
                 routine_lines += 1

@@ -82,7 +82,7 @@ class ConsoleApprover:
         self.console = console
         self.check = check
         self.stream = stream
-        self.pause = pause  # e.g. stops a live progress display while the person reads
+        self.pause = pause  # e.g. `LiveProgress.reviewing`: the display stops, this shows the plan
         self.who = who or os.environ.get("USER") or "unknown"
 
     def review(self, view: PlanView) -> Decision:

@@ -3,6 +3,9 @@
 "use strict";
 const runId = document.body.dataset.run;
 const planHash = document.body.dataset.planHash;
+// The journal's last event when the page was drawn: the stream replays the run from its
+// start, and only a plan approved after that can be one the page did not draw.
+const drawnAt = Number(document.body.dataset.seq || 0);
 const steps = {};          // step id -> {events: [], start, end, state}
 let selected = null;
 let firstTs = null;
@@ -57,7 +60,9 @@ function handle(e) {
     case "plan.awaiting": setStatus("awaiting_approval"); break;
     case "plan.approved":
       setStatus("running");
-      if (e.plan_hash !== planHash) location.reload();  // the page drew another plan, or none
+      // A repaired run approved other plans before the one drawn: reloading for those
+      // reloaded the page forever. Only a later approval of another plan redraws it.
+      if (e.seq > drawnAt && e.plan_hash !== planHash) location.reload();
       break;
     case "plan.rejected": setStatus("not_run"); break;
     case "action": {
