@@ -12,7 +12,9 @@ r"""Three ways to ask one model the same questions: alone, as a ReAct loop, thro
 - **stepgraph**: the code of `stepgraph eval` (`run_goal`, an `Engine` whose planner is
   built as the command builds it, approval read-only, one journal per question);
 - **stepgraph-cross** (asked for by name): the same with the cross-check, so its cost and
-  its effect on verified-wrong answers are measured beside the plain run.
+  its effect on verified-wrong answers are measured beside the plain run;
+- ``--variant NAME:KEY=VALUE`` adds a stepgraph method with other STEPGRAPH_* settings
+  (``reason:STEPGRAPH_REASON_FIRST=1``), so a lever is measured beside the plain method.
 
 All three are judged by the same rule (`stepgraph.evaluation`: the number after ``ANSWER:``
 else ``\boxed{}`` else the last number for a text; a stepgraph run as `eval` judges it).
@@ -247,6 +249,20 @@ def _env(pairs: Sequence[str]) -> dict[str, str]:
     return env
 
 
+def _variants(specs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """`NAME:KEY=VALUE[,KEY=VALUE]` each: one more stepgraph method, with those settings."""
+    variants: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        name, sep, pairs = spec.partition(":")
+        if not sep or not _ENV_NAME.match(name.replace("-", "_")) or name in METHODS:
+            raise SystemExit(
+                "--variant takes NAME:KEY=VALUE[,KEY=VALUE], e.g. "
+                f"reason:STEPGRAPH_REASON_FIRST=1, with a new NAME; got {spec!r}"
+            )
+        variants[name] = _env(pairs.split(","))
+    return variants
+
+
 def _methods(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in METHODS]
@@ -315,6 +331,13 @@ def parser() -> argparse.ArgumentParser:
         help="set for the stepgraph method only (repeatable)",
     )
     p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+        help="also a stepgraph method NAME with these settings, beside the others (repeatable)",
+    )
+    p.add_argument(
         "--journal-dir", type=Path, help="stepgraph's journals (default runs/small-model-<utc>/)"
     )
     p.add_argument("--out", type=Path, help="write the JSON report here")
@@ -364,7 +387,19 @@ def main(argv: list[str] | None = None) -> int:
             cross_check=args.cross_check or crossed,
             name=name,
         )
-    methods = {name: _judged(available[name]) for name in args.methods}
+    variants = _variants(args.variant)
+    for name, settings in variants.items():  # a lever measured beside the plain method
+        available[name] = Stepgraph(
+            base_url=args.base_url,
+            model=model,
+            api_key=args.api_key,
+            journal_dir=journals / name,
+            env={**env, **settings},
+            repair_rounds=args.repair_rounds,
+            cross_check=args.cross_check,
+            name=name,
+        )
+    methods = {name: _judged(available[name]) for name in [*args.methods, *variants]}
     header = {
         "machine": machine(),
         "started": started.isoformat(timespec="seconds"),

@@ -381,3 +381,20 @@ def test_the_cross_checked_method_runs_beside_the_plain_one_and_costs_one_plan_p
     # a slip the model makes every time, and the table shows it rather than hiding it.
     assert crossed["verified_wrong"] == plain["verified_wrong"] == 1
     assert (tmp_path / "journals" / "cross").is_dir()
+
+
+def test_a_variant_is_a_stepgraph_method_with_its_own_settings_beside_the_plain_one(data, tmp_path):
+    """`--variant reason:STEPGRAPH_REASON_FIRST=1`: one reasoning request more per question."""
+    with ScriptedChat(the_model) as server:
+        report = _bench(
+            server, data, tmp_path, "--methods", "stepgraph",
+            "--variant", "reason:STEPGRAPH_REASON_FIRST=1",
+        )  # fmt: skip
+        with pytest.raises(SystemExit, match="--variant takes NAME:KEY=VALUE"):
+            small_model.main(
+                ["--base-url", server.url, "--data", str(data), "--variant", "alone:X"]
+            )
+    figures = report["figures"]["gsm8k-test"]
+    assert figures["reason"]["model_calls"] == figures["stepgraph"]["model_calls"] + 3
+    reasoned = [b for b in server.bodies if "Before any plan" in b["messages"][-1]["content"]]
+    assert len(reasoned) == 3

@@ -344,6 +344,7 @@ class RunSession:
                     "plan_retries": getattr(self.config.planner, "plan_retries", None),
                     "plan_syntax": getattr(self.config.planner, "syntax", None),
                     "read_goal": getattr(self.config.planner, "read_goal", None),
+                    "reason_first": getattr(self.config.planner, "reason_first", None),
                     "cross_check": self.config.cross_check,
                     "memory": self.config.memory is not None,
                     "stream": streaming_applies(self),
