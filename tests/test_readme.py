@@ -166,10 +166,12 @@ def usages(page: Path) -> list[Usage]:
         for offset, line in enumerate(block.text.splitlines(), start=1):
             where = f"{block.name}+{offset}"
             if (match := COMMAND.search(line)) and not line.lstrip().startswith("#"):
-                current = Usage(where, match.group(1).strip(), _words(match.group(2)))
+                words = _words(match.group(2), shell=block.language != "text")
+                current = Usage(where, match.group(1).strip(), words)
                 found.append(current)
-            elif current is not None and line.startswith(" ") and line.strip().startswith("-"):
-                found.append(Usage(where, current.command, _words(line.strip())))  # continued
+            elif current is not None and line.startswith(" ") and line.strip()[:1] in "-[":
+                words = _words(line.strip(), shell=block.language != "text")
+                found.append(Usage(where, current.command, words))  # continued
             else:
                 current = None
     prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
@@ -182,9 +184,14 @@ def usages(page: Path) -> list[Usage]:
     return found
 
 
-def _words(rest: str) -> tuple[str, ...]:
-    """The words of one command: up to a comment, a pipe, a redirection or `&&`."""
-    rest = re.split(r"\s#|\|\||&&|\s\|\s|[;<>]|\$\(|\s\s\s", rest)[0]
+def _words(rest: str, *, shell: bool = True) -> tuple[str, ...]:
+    """The words of one command: up to a comment, a redirection, `&&` or (in a shell) a pipe.
+
+    In a synopsis (a `text` block) `a | b` means one or the other, and a wide gap
+    starts the description.
+    """
+    pipe = r"|\s\|\s" if shell else ""
+    rest = re.split(r"\s#|\|\||&&|[;<>]|\$\(|\s\s\s" + pipe, rest)[0]
     return tuple(rest.split())
 
 
@@ -293,3 +300,24 @@ def test_the_readme_links_a_guide_page_for_every_face():
         "performance.md",
     }
     assert faces <= linked, faces - linked
+
+
+def test_the_command_line_guide_shows_every_option_of_every_command():
+    """docs/cli.md is the reference: an option a command has is written there."""
+    shown: dict[str, set[str]] = {}
+    for usage in (u for u in USAGES if u.where.startswith("docs/cli.md")):
+        sub = usage.words[0] if usage.command == "memory" and usage.words else ""
+        shown.setdefault(f"{usage.command} {sub}".strip(), set()).update(_flags(usage))
+    missing = []
+    for command in help_panel()["commands"]:
+        subs = sorted(help_panel(command)["commands"]) or [""]
+        for sub in subs:
+            name = f"{command} {sub}".strip()
+            options = {o for o in help_panel(*name.split())["options"] if o.startswith("--")}
+            options -= {"--help"}  # short aliases (-s) stand beside their long names
+            # an option shown as --no-x covers --x, and the reverse
+            seen = shown.get(name, set())
+            seen |= {f"--{f[5:]}" for f in seen if f.startswith("--no-")}
+            seen |= {f"--no-{f[2:]}" for f in seen}
+            missing += [f"{name} {option}" for option in sorted(options - seen)]
+    assert not missing, missing
