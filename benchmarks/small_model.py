@@ -331,6 +331,11 @@ def parser() -> argparse.ArgumentParser:
         help="set for the stepgraph method only (repeatable)",
     )
     p.add_argument(
+        "--react-base-url",
+        help="react: another endpoint of the same model that returns tool calls (llama-cpp-"
+        "python started with --chat_format chatml-function-calling); default --base-url",
+    )
+    p.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -368,7 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     endpoint = Endpoint(client, model, max_tokens=args.max_tokens)
     started = datetime.now(UTC)
     journals = args.journal_dir or Path("runs") / f"small-model-{started:%Y%m%dT%H%M%SZ}"
-    react = React(endpoint, max_turns=args.max_turns)
+    react_endpoint = endpoint
+    if args.react_base_url:  # the same model served with a function-calling chat format
+        react_client = openai.OpenAI(
+            base_url=args.react_base_url, api_key=args.api_key, timeout=args.timeout, max_retries=0
+        )
+        react_endpoint = Endpoint(react_client, model, max_tokens=args.max_tokens)
+    react = React(react_endpoint, max_turns=args.max_turns)
     available: dict[str, Method] = {
         "alone": lambda q: alone(endpoint, q.id, q.goal.goal),
         "react": lambda q: react(q.id, q.goal.goal),

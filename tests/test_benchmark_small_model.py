@@ -398,3 +398,13 @@ def test_a_variant_is_a_stepgraph_method_with_its_own_settings_beside_the_plain_
     assert figures["reason"]["model_calls"] == figures["stepgraph"]["model_calls"] + 3
     reasoned = [b for b in server.bodies if "Before any plan" in b["messages"][-1]["content"]]
     assert len(reasoned) == 3
+
+
+def test_react_can_ask_another_endpoint_of_the_same_model(data, tmp_path):
+    """--react-base-url: a server with a function-calling chat format answers the loop only."""
+    with ScriptedChat(the_model) as plain, ScriptedChat(the_model) as tools:
+        _bench(
+            plain, data, tmp_path, "--methods", "alone,react", "--react-base-url", tools.url
+        )  # fmt: skip
+    assert {kind for kind, _, _ in plain.served} == {"alone"}
+    assert {kind for kind, _, _ in tools.served} == {"react"}
