@@ -4,7 +4,8 @@ from datetime import datetime
 
 from stepgraph import Engine, Planner, Task
 from stepgraph.cli import ExitCode
-from stepgraph.cli.render._pictures import load_picture, timeline
+from stepgraph.cli.render._gantt import timeline
+from stepgraph.cli.render._pictures import load_picture
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES, flat, invoke, make_task
