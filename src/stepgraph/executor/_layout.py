@@ -388,7 +388,9 @@ def route_crossings(routes: Iterable[Route], samples: int = 6) -> int:
         with np.errstate(divide="ignore", invalid="ignore"):
             t = _cross(q - p[i], s) / denom
             u = _cross(q - p[i], r[i]) / denom
-        hit = (np.abs(denom) > 1e-9) & (t > 1e-6) & (t < 1 - 1e-6) & (u > 1e-6) & (u < 1 - 1e-6)
+        # Inclusive: lines that meet where a piece ends cross too (routes sharing a step are
+        # left out below, so their shared ends do not count).
+        hit = (np.abs(denom) > 1e-9) & (t >= 0) & (t <= 1) & (u >= 0) & (u <= 1)
         for j in np.nonzero(hit)[0]:
             a, b = owners[i], owners[i + 1 + j]
             if a == b or set(a) & set(b):
