@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
-
 from benchmarks._common import random_dag
+
 from stepgraph.executor import build_graph, layered_layout, natural_key, route_crossings
 from stepgraph.executor._layout import dot_available, straight_routes
 
@@ -45,8 +45,8 @@ def test_no_two_boxes_overlap_at_200_steps(engine):
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert abs(a.x - b.x) >= 170 or abs(a.y - b.y) >= 46, (a, b)
-    assert all(0 <= b.x and b.x + 170 <= layout.width for b in boxes)
-    assert all(0 <= b.y and b.y + 46 <= layout.height for b in boxes)
+    assert all(b.x >= 0 and b.x + 170 <= layout.width for b in boxes)
+    assert all(b.y >= 0 and b.y + 46 <= layout.height for b in boxes)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -181,8 +181,8 @@ def _sugiyama(
     graph: nx.DiGraph, node_w: float, node_h: float, gap_x: float, gap_y: float
 ) -> tuple[dict[str, Point], dict[tuple[str, str], list[Point]]]:
     """Grandalf lays layers top to bottom: it is given boxes turned a quarter, then turned back."""
-    from grandalf.graphs import Edge, Graph, Vertex
-    from grandalf.layouts import SugiyamaLayout
+    from grandalf.graphs import Edge, Graph, Vertex  # type: ignore[import-untyped]  # no stubs
+    from grandalf.layouts import SugiyamaLayout  # type: ignore[import-untyped]
 
     class _View:
         # grandalf reads a vertex's size from its `view`; across a layer is the box's height.
@@ -257,7 +257,7 @@ def _natural_layers(sugiyama: Any) -> None:
 
 
 def _reduce_crossings(sugiyama: Any) -> None:
-    """Sweep down and up, keeping the ordering with the fewest crossings (grandalf keeps the last)."""
+    """Sweep down and up; keep the ordering with the fewest crossings (grandalf keeps the last)."""
 
     def orders() -> list[list[Any]]:
         return [list(layer) for layer in sugiyama.layers]
@@ -265,7 +265,7 @@ def _reduce_crossings(sugiyama: Any) -> None:
     def crossings() -> int:
         sugiyama.dirv = -1  # count each pair of layers once, looking up
         sugiyama._edge_inverter()  # grandalf's switch into its acyclic state, as `order` does
-        count = sum(layer._cc() for layer in sugiyama.layers)
+        count: int = sum(layer._cc() for layer in sugiyama.layers)
         sugiyama._edge_inverter()
         return count
 
@@ -309,7 +309,8 @@ def _dot(
     lines = [
         "digraph plan {",
         f"  rankdir=LR; nodesep={gap_y / 72:.3f}; ranksep={gap_x / 72:.3f};",
-        f'  node [shape=box, fixedsize=true, width={node_w / 72:.3f}, height={node_h / 72:.3f}, label=""];',
+        f"  node [shape=box, fixedsize=true, width={node_w / 72:.3f}, "
+        f'height={node_h / 72:.3f}, label=""];',
     ]
     lines += [f"  {index[name]};" for name in names]
     lines += [
@@ -378,16 +379,16 @@ def route_crossings(routes: Iterable[Route], samples: int = 6) -> int:
     if len(pieces) < 2:
         return 0
     seg = np.array(pieces)  # (n, 2, 2)
-    p, r = seg[:, 0, :], seg[:, 1, :] - seg[:, 0, :]
+    starts, r = seg[:, 0, :], seg[:, 1, :] - seg[:, 0, :]
     route_of = {owner: i for i, owner in enumerate(dict.fromkeys(owners))}
     rid = np.array([route_of[o] for o in owners])
     crossed: set[tuple[int, int]] = set()
     for i in range(len(pieces) - 1):
-        q, s = p[i + 1 :], r[i + 1 :]
-        denom = _cross(r[i], s)
+        others, dirs = starts[i + 1 :], r[i + 1 :]
+        denom = _cross(r[i], dirs)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = _cross(q - p[i], s) / denom
-            u = _cross(q - p[i], r[i]) / denom
+            t = _cross(others - starts[i], dirs) / denom
+            u = _cross(others - starts[i], r[i]) / denom
         # Inclusive: lines that meet where a piece ends cross too (routes sharing a step are
         # left out below, so their shared ends do not count).
         hit = (np.abs(denom) > 1e-9) & (t >= 0) & (t <= 1) & (u >= 0) & (u <= 1)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 import os
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

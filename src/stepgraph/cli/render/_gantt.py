@@ -81,8 +81,11 @@ def gantt(journal: Journal, out: Path) -> None:
         axes = figure.add_axes(
             (label_px / width, BOTTOM_PX / height, TRACK_PX / width, ROW_PX * len(order) / height)
         )
+
+        def ms(at: datetime) -> float:
+            return (at - origin).total_seconds() * 1000
+
         for bar in bars:
-            ms = lambda t: (t - origin).total_seconds() * 1000  # noqa: E731 - one local measure
             y = row[bar.step]
             if bar.start > bar.queued:
                 axes.plot([ms(bar.queued), ms(bar.start)], [y, y], color=WAITING, linewidth=1)
@@ -108,9 +111,17 @@ def gantt(journal: Journal, out: Path) -> None:
             shown.append("failed")
         handles = [Patch(color=SWATCHES[s].stroke, label=LABELS[s]) for s in shown]
         handles.append(Patch(color=WAITING, label="waiting to start"))
-        figure.legend(handles=handles, loc="upper left", bbox_to_anchor=(10 / width, 1 - 24 / height),
-                      ncol=len(handles), fontsize=7.2, frameon=False, handlelength=1.2,
-                      columnspacing=1.0, borderaxespad=0)  # fmt: skip
+        figure.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(10 / width, 1 - 24 / height),
+            ncol=len(handles),
+            fontsize=7.2,
+            frameon=False,
+            handlelength=1.2,
+            columnspacing=1.0,
+            borderaxespad=0,
+        )
         figure.savefig(out, dpi=DPI)
         plt.close(figure)
 
