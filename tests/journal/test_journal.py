@@ -134,3 +134,12 @@ def test_a_journal_from_a_newer_format_is_refused(tmp_path):
     path.write_text(json.dumps(event) + "\n")
     with pytest.raises(JournalError, match="newer stepgraph"):
         read_journal(path)
+
+
+def test_a_journal_path_given_as_text_reads_the_same(run_task):
+    """Python callers pass a str as often as a Path: neither is an AttributeError."""
+    _, journal = run_task(EXAMPLES / "migration.yaml")
+    again = read_journal(str(journal.path))
+    assert again.path == journal.path and [e.event for e in again.events] == [
+        e.event for e in journal.events
+    ]

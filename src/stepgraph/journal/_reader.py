@@ -41,7 +41,7 @@ class Journal:
         return [event for event in self.events if event.step == step]
 
 
-def read_journal(path: Path) -> Journal:
+def read_journal(path: Path | str) -> Journal:
     """Read a JSONL journal into typed events.
 
     A truncated last line (a killed process) or a garbage line is reported with its
@@ -51,7 +51,7 @@ def read_journal(path: Path) -> Journal:
     """
     reader = JournalReader(path)
     events = list(reader)
-    return Journal(path, events, reader.problems)
+    return Journal(reader.path, events, reader.problems)
 
 
 class JournalReader:
@@ -64,7 +64,7 @@ class JournalReader:
 
     def __init__(
         self,
-        path: Path,
+        path: Path | str,
         kinds: Collection[str] | None = None,
         parsers: Mapping[str, LineParser] | None = None,
     ) -> None:
@@ -73,7 +73,7 @@ class JournalReader:
         # such lines are not checked to belong to the run: read the journal whole first.
         # `parsers`: a line of one of these kinds is built by its parser from the bytes;
         # if the parser refuses it, the line is read as any other (and reported if bad).
-        self.path = path
+        self.path = Path(path)  # a str from a Python caller reads the same
         self.problems: list[str] = []
         self._kinds = None if kinds is None else frozenset(kinds)
         self._parsers = dict(parsers or {})
