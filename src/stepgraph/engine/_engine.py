@@ -231,11 +231,14 @@ class Engine:
             unlink_journal(path)  # the writer appends
         model = self.planner.client.model if self.planner else None
         keeper = budget_keeper(prepared.task.budget, options, model, path)
+        guards = [keeper.check]
+        if options.cancel is not None:
+            guards.append(options.cancel.check)
         writer = JournalWriter(
             path,
             run_id,
             listeners=list(listeners),
-            guards=[keeper.check],
+            guards=guards,
             start_seq=options.start_seq,
         )
         with prepared.resources, writer:  # the task's MCP servers stop with the run

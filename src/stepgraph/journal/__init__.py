@@ -20,6 +20,7 @@ from stepgraph.journal._events import (
     PlanRejected,
     PlanRepair,
     PlanRevise,
+    RunCancelled,
     RunEnd,
     RunResume,
     RunStart,
@@ -27,6 +28,7 @@ from stepgraph.journal._events import (
     StepSkipped,
     Thought,
 )
+from stepgraph.journal._facts import StepFacts
 from stepgraph.journal._index import RunIndex, RunRow
 from stepgraph.journal._liveness import writer_alive
 from stepgraph.journal._reader import (
@@ -73,12 +75,14 @@ __all__ = [
     "PlanRevise",
     "Prior",
     "Recording",
+    "RunCancelled",
     "RunDigest",
     "RunEnd",
     "RunIndex",
     "RunResume",
     "RunRow",
     "RunStart",
+    "StepFacts",
     "StepReused",
     "StepSkipped",
     "Thought",

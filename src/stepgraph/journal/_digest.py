@@ -20,9 +20,9 @@ import pint
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepgraph.exceptions import JournalError
+from stepgraph.journal._facts import StepFacts
 from stepgraph.journal._recording import _HEADS
 from stepgraph.model import StepGraph
-from stepgraph.references import find_references
 from stepgraph.units import format_value
 from stepgraph.values import decode_value
 
@@ -57,12 +57,15 @@ _STEP = re.compile(rb'\{"run_id":"[^"\\]*","step":"([A-Za-z0-9_.-]+)"')
 
 @dataclass(frozen=True)
 class Verdict:
-    """One check's outcome, as a page lists it."""
+    """One check's outcome, as a page lists it: with the values it compared and its round."""
 
     step: str | None
     kind: str
     passed: bool
     description: str
+    values: dict[str, str] = field(default_factory=dict)
+    tolerance: float | None = None
+    round: int = 1  # the execution it checked: 1, then one more after each repaired plan
 
 
 @dataclass
@@ -73,8 +76,8 @@ class RunDigest:
     size: int  # bytes of the journal when it was read
     read_to: int = 0  # the byte offset after the last complete line read
     answer: str | None = None
-    verdicts: list[Verdict] = field(default_factory=list)
-    states: dict[str, str] = field(default_factory=dict)  # verified, unchecked, failed, ...
+    verdicts: list[Verdict] = field(default_factory=list)  # every round's, in order
+    facts: StepFacts = field(default_factory=StepFacts)  # the last round's, for step states
     values: dict[str, str] = field(default_factory=dict)  # each step's final value, for people
     magnitudes: dict[str, list[float]] = field(default_factory=dict)  # its numbers, for linking
     plan_hash: str | None = None  # the plan that ran (the last approved), else the last proposed
@@ -145,7 +148,7 @@ def digest(path: Path) -> RunDigest:
                 if not any(kind in _WANTED for kind in kinds):
                     continue
                 if kinds == [b"action"] and (step := _STEP.match(raw)) is not None:
-                    found.states[step.group(1).decode()] = "running"
+                    found.facts.take("action", step.group(1).decode(), {})
                     continue
                 if b"plan.proposed" in kinds or b"plan.edited" in kinds:
                     plan_hash = _plan_head(raw, found, start)
@@ -205,59 +208,38 @@ def _plan_head(raw: bytes, found: RunDigest, start: int) -> str | None:
     return None
 
 
-def _covered(data: dict[str, Any]) -> set[str]:
-    """The steps a `check` event looked at: its step, or the steps its expression names."""
-    step = data.get("step")
-    if isinstance(step, str):
-        return {step}
-    if data.get("kind") != "check" or not isinstance(data.get("values"), dict):
-        return set()
-    names = {ref.step for key in data["values"] for ref in find_references(str(key))}
-    return names - {"inputs"}
-
-
 def _take(found: RunDigest, data: dict[str, Any]) -> None:
-    """Fold one small event into the digest, as the run page's script does."""
+    """Fold one small event into the digest; step states from the last round's facts."""
     seq = data.get("seq")
     if isinstance(seq, int):
         found.last_seq = max(found.last_seq, seq)
     kind, step = data.get("event"), data.get("step")
+    step = step if isinstance(step, str) else None
+    if not isinstance(kind, str):
+        return
+    found.facts.take(kind, step, data)
     if kind == "plan.recalled" and data.get("plan_hash"):
         found.recalled[str(data["plan_hash"])] = str(data.get("from_run", ""))
-        return
-    if kind == "answer":
+    elif kind == "answer":
         found.answer = str(data.get("text", ""))
-        return
-    if kind == "check":
-        passed = bool(data.get("passed"))
+    elif kind == "check":
+        values = data.get("values")
+        tolerance = data.get("tolerance")
         found.verdicts.append(
             Verdict(
-                step if isinstance(step, str) else None,
+                step,
                 str(data.get("kind", "")),
-                passed,
+                bool(data.get("passed")),
                 str(data.get("description", "")),
+                {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {},
+                float(tolerance) if isinstance(tolerance, int | float) else None,
+                max(1, found.facts.rounds),
             )
         )
-        # The same rule as the run page and `stepgraph.verifiers.step_states`: a step is
-        # green only where a verdict looked at its value.
-        for name in _covered(data):
-            if found.states.get(name) in ("unchecked", "verified"):
-                found.states[name] = "verified" if passed else "check_failed"
+    elif step is None:
         return
-    if not isinstance(step, str):
-        return
-    if kind == "action":
-        found.states[step] = "running"
-    elif kind == "step.skipped":
-        found.states[step] = "skipped"
-    elif kind == "step.reused":
-        found.states[step] = "unchecked"
+    elif kind == "step.reused" or kind == "observation" and data.get("final") and data.get("ok"):
         found._encoded[step] = data.get("value")
-    elif kind == "observation" and data.get("final"):
-        ok = bool(data.get("ok"))
-        found.states[step] = "unchecked" if ok else "failed"
-        if ok:
-            found._encoded[step] = data.get("value")
 
 
 def _values(found: RunDigest) -> None:

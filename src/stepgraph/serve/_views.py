@@ -12,7 +12,7 @@ from typing import Any
 import networkx as nx
 import orjson
 
-from stepgraph.engine import Engine, ParkedRun, parked
+from stepgraph.engine import Engine, ParkedRun, parked, recorded_step_states
 from stepgraph.executor import build_graph
 from stepgraph.journal import RunDigest, RunRow, digest
 from stepgraph.model import StepGraph
@@ -85,6 +85,7 @@ class RunView:
     plan_hash: str
     picture: GraphPicture
     not_drawn: str | None  # why the graph is not drawn, when there is a plan
+    states: dict[str, str]  # each step's state, by the rule every face uses
     state_counts: dict[str, int]
 
 
@@ -99,14 +100,16 @@ def run_view(row: RunRow) -> RunView:
     elif plan is not None and len(plan.steps) > MAX_DRAWN_STEPS:
         not_drawn = f"the plan has {len(plan.steps):,} steps; it is drawn up to {MAX_DRAWN_STEPS:,}"
         plan = None
+    states = recorded_step_states(found.facts)
     counts: dict[str, int] = {}
-    for state in found.states.values():
+    for state in states.values():
         counts[state] = counts.get(state, 0) + 1
     return RunView(
         digest=found,
         plan_hash=found.plan_hash or "",
         picture=layout(plan),
         not_drawn=not_drawn,
+        states=states,
         state_counts=dict(sorted(counts.items())),
     )
 
@@ -208,7 +211,7 @@ def result_of(row: RunRow) -> dict[str, Any]:
     return {
         **data,
         "values": found.values,
-        "steps": found.states,
+        "steps": recorded_step_states(found.facts),
         "verdicts": [
             {"step": v.step, "kind": v.kind, "passed": v.passed, "description": v.description}
             for v in found.verdicts
