@@ -1,6 +1,6 @@
 """The journal: every Thought, Action and Observation of a run, one JSON line each."""
 
-from stepgraph.journal._digest import LARGE_JOURNAL, RunDigest, Verdict, digest
+from stepgraph.journal._digest import LARGE_JOURNAL, Decided, RunDigest, Verdict, digest
 from stepgraph.journal._events import (
     Action,
     AnswerEvent,
@@ -51,6 +51,7 @@ __all__ = [
     "AnswerEvent",
     "BudgetExceeded",
     "CheckEvent",
+    "Decided",
     "EventLine",
     "EventPage",
     "Guard",

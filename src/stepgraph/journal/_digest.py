@@ -46,6 +46,8 @@ _WANTED = frozenset(
         b"plan.proposed",
         b"plan.edited",
         b"plan.approved",
+        b"plan.rejected",
+        b"run.cancelled",
     }
 )
 _EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
@@ -68,6 +70,16 @@ class Verdict:
     round: int = 1  # the execution it checked: 1, then one more after each repaired plan
 
 
+@dataclass(frozen=True)
+class Decided:
+    """A decision about a plan of the run, or its cancellation: who, how, when."""
+
+    kind: str  # approved, rejected, cancelled
+    who: str
+    how: str
+    ts: str
+
+
 @dataclass
 class RunDigest:
     """What the pages show of a run: answer, verdicts, step states and values, the plan's hash."""
@@ -78,6 +90,7 @@ class RunDigest:
     answer: str | None = None
     verdicts: list[Verdict] = field(default_factory=list)  # every round's, in order
     facts: StepFacts = field(default_factory=StepFacts)  # the last round's, for step states
+    decisions: list[Decided] = field(default_factory=list)  # approvals, rejections, a cancel
     values: dict[str, str] = field(default_factory=dict)  # each step's final value, for people
     magnitudes: dict[str, list[float]] = field(default_factory=dict)  # its numbers, for linking
     plan_hash: str | None = None  # the plan that ran (the last approved), else the last proposed
@@ -218,7 +231,16 @@ def _take(found: RunDigest, data: dict[str, Any]) -> None:
     if not isinstance(kind, str):
         return
     found.facts.take(kind, step, data)
-    if kind == "plan.recalled" and data.get("plan_hash"):
+    if kind in ("plan.approved", "plan.rejected", "run.cancelled"):
+        found.decisions.append(
+            Decided(
+                kind.rpartition(".")[2],
+                str(data.get("who") or ""),
+                str(data.get("how") or ""),
+                str(data.get("ts") or ""),
+            )
+        )
+    elif kind == "plan.recalled" and data.get("plan_hash"):
         found.recalled[str(data["plan_hash"])] = str(data.get("from_run", ""))
     elif kind == "answer":
         found.answer = str(data.get("text", ""))
