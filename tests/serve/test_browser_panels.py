@@ -18,10 +18,13 @@ from stepgraph import Engine, Planner, tool
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES, ROOT
+from tests.serve import test_browser
 from tests.serve.conftest import Server, start_server
-from tests.serve.test_browser import _navigations, browser, page  # noqa: F401  (fixtures)
 from tests.serve.test_cancel import HELD, TASK, held_step
 
+browser = test_browser.browser  # the same chromium, launched once per module
+page = test_browser.page
+_navigations = test_browser._navigations
 SHOTS = Path(os.environ.get("STEPGRAPH_SHOTS") or ROOT / "test-artifacts" / "browser")
 ENDED = "['verified', 'unchecked', 'unverified', 'step_failed', 'cancelled']"
 

@@ -204,7 +204,7 @@ class Engine:
         """
         from stepgraph.engine._budget import budget_keeper
         from stepgraph.engine._session import RunOptions, RunSession, require_planner
-        from stepgraph.journal import JournalWriter, NullJournal
+        from stepgraph.journal import Guard, JournalWriter, NullJournal
 
         options = options or RunOptions()
         continuing = options.resumed is not None
@@ -231,7 +231,7 @@ class Engine:
             unlink_journal(path)  # the writer appends
         model = self.planner.client.model if self.planner else None
         keeper = budget_keeper(prepared.task.budget, options, model, path)
-        guards = [keeper.check]
+        guards: list[Guard] = [keeper.check]
         if options.cancel is not None:
             guards.append(options.cancel.check)
         writer = JournalWriter(

@@ -25,7 +25,16 @@ KIND_LABELS = {
     "coverage": "goal coverage",
     "cross_check": "cross-check",
 }
+_NUMBER_HEAD = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _QUANTITY = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*[^\d\s].*)?")
+
+
+def _unit_text(text: str) -> str | None:
+    """What follows the number of a number-like text (``GB`` of ``962.28 GB``), else None."""
+    match = _QUANTITY.fullmatch(text.strip())
+    if match is None:
+        return None
+    return _NUMBER_HEAD.sub("", text.strip()).strip()
 
 
 def _read(text: str) -> Any:
@@ -33,7 +42,7 @@ def _read(text: str) -> Any:
     if not _QUANTITY.fullmatch(text.strip()):
         return text
     try:
-        value = registry().Quantity(text.replace(",", "").strip())
+        value: Any = registry().Quantity(text.replace(",", "").strip())
     except (pint.PintError, TypeError, ValueError, AttributeError, SyntaxError):
         return text
     if isinstance(value, pint.Quantity) and value.dimensionless and str(value.units) == "":
@@ -43,6 +52,9 @@ def _read(text: str) -> Any:
 
 def shown_values(values: dict[str, str]) -> list[tuple[str, str]]:
     """The values a verdict compared, each quantity of a dimension in one unit."""
+    units = {_unit_text(text) for text in values.values()} - {None}
+    if len(units) <= 1:  # written in one unit already (most are): nothing to read back
+        return list(values.items())
     read = [_read(text) for text in values.values()]
     numbers = [value for value in read if not isinstance(value, str)]
     formatted = iter(format_alike(numbers))

@@ -166,9 +166,11 @@ function drawVerification(rounds) {
   }));
 }
 
-// Drawn once per frame: a run of thousands of steps sends its events in a burst.
+// Drawn a few times a second at most: a run of thousands of steps replays its events in
+// a burst, and redrawing the timeline for each one made the page wait seconds.
 let pendingRows = document.createDocumentFragment();
 let frame = null;
+const REDRAW_MS = 100;
 function redraw() {
   frame = null;
   document.querySelector("#events tbody").append(pendingRows);
@@ -177,7 +179,7 @@ function redraw() {
   drawCalls();
   if (selected) inspect(selected);
 }
-function later() { if (frame === null) frame = requestAnimationFrame(redraw); }
+function later() { if (frame === null) frame = setTimeout(redraw, REDRAW_MS); }
 
 function handle(e) {
   const ts = Date.parse(e.ts);
