@@ -103,6 +103,7 @@ def run(repeats: int = 3) -> str:
 
 
 def main() -> int:
+    """Print the machine and the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     print(run(parser.parse_args().repeats))
