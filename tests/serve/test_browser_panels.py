@@ -201,7 +201,8 @@ def test_a_live_run_is_cancelled_from_its_page(site, page):
     assert "cancelled by erin (web)" in page.inner_text("#decisions")
     assert page.is_hidden("#cancel-button")
     assert page.get_attribute("#node-double", "class") == "node pending"
-    assert "before the next tool call" in page.inner_text("#events")
+    row = page.wait_for_selector("#events tr[data-event='run.cancelled']")  # drawn in batches
+    assert "before the next tool call" in row.inner_text()
     shot(page, "7-cancelled")
 
 

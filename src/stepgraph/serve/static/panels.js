@@ -226,7 +226,12 @@ function handle(e) {
     el("td", {}, String(e.seq)),
     el("td", {title: e.ts}, el("time", {datetime: e.ts}, clock(e.ts)), " ", el("span", {class: "muted"}, since(e.ts))),
     el("td", {}, e.event), el("td", {}, e.step || ""), el("td", {class: "what"}, summary(e))));
-  later();
+  if (e.event === "run.end") {  // the last one: drawn with the status, not a moment after
+    clearTimeout(frame);
+    redraw();
+  } else {
+    later();
+  }
 }
 
 function drawGantt() {
