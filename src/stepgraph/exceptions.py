@@ -23,7 +23,9 @@ The tree::
     │   ├── SideEffectsInFlightError  a resume refused: side effects started, none observed
     │   ├── ApprovalMismatchError     an approval of something else than what would run now
     │   └── DecisionConflictError     a decision too late: decided, ended or being decided
-    ├── BudgetExceededError      the next model or tool call would pass a budget limit
+    ├── RunStoppedError          a run stopped before its next model or tool call
+    │   ├── BudgetExceededError  that call would pass a budget limit
+    │   └── RunCancelledError    someone cancelled the run
     └── JournalError             a journal that cannot be read
         └── JournalWriteError    a journal that cannot be written (a full disk)
 
@@ -250,7 +252,23 @@ class DecisionConflictError(ApprovalError):
     """A decision that came too late: the run was decided or ended, or is being decided now."""
 
 
-class BudgetExceededError(StepgraphError):
+class RunStoppedError(StepgraphError):
+    """A run stopped cleanly before its next model or tool call: nothing new starts after it.
+
+    Calls running when it stopped finish and are journaled; the scheduler starts no more.
+    """
+
+
+class RunCancelledError(RunStoppedError):
+    """Someone cancelled the run (``POST /api/runs/ID/cancel``); it stopped before `before`."""
+
+    def __init__(self, message: str, *, who: str, before: str) -> None:
+        super().__init__(message)
+        self.who = who  # who cancelled it, as they said
+        self.before = before  # the call that was not made: "model" or "tool"
+
+
+class BudgetExceededError(RunStoppedError):
     """A run stopped before a call that would pass one of its budget limits; it can be resumed."""
 
     def __init__(
@@ -308,6 +326,8 @@ __all__ = [
     "PlanValidationError",
     "PlannerNotConfiguredError",
     "PlanningError",
+    "RunCancelledError",
+    "RunStoppedError",
     "SideEffectsInFlightError",
     "StepExecutionError",
     "StepgraphError",

@@ -30,6 +30,7 @@ if _TYPE_CHECKING:
         journal_usage,
         model_cost,
     )
+    from stepgraph.engine._cancel import Cancellation
     from stepgraph.engine._compare import Divergence, compare
     from stepgraph.engine._engine import Engine, check_journal_free, run
     from stepgraph.engine._given import check_given_plan
@@ -46,6 +47,7 @@ if _TYPE_CHECKING:
     from stepgraph.engine._replay import ReplayReport, code_inside, replay
     from stepgraph.engine._resume import resume
     from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
+    from stepgraph.engine._states import journal_step_states, recorded_step_states
 
 __all__ = [
     "BUDGET_LABELS",
@@ -53,6 +55,7 @@ __all__ = [
     "ApprovalSubject",
     "Approver",
     "BudgetKeeper",
+    "Cancellation",
     "Decision",
     "Divergence",
     "Engine",
@@ -78,11 +81,13 @@ __all__ = [
     "decide",
     "effective_policy",
     "journal_budget",
+    "journal_step_states",
     "journal_usage",
     "model_cost",
     "parked",
     "plan_view",
     "record_decision",
+    "recorded_step_states",
     "replay",
     "resume",
     "run",
@@ -94,6 +99,7 @@ _MODULES = {
     "Approver": "stepgraph.engine._approval",
     "BUDGET_LABELS": "stepgraph.engine._budget",
     "BudgetKeeper": "stepgraph.engine._budget",
+    "Cancellation": "stepgraph.engine._cancel",
     "Decision": "stepgraph.engine._approval",
     "Divergence": "stepgraph.engine._compare",
     "Engine": "stepgraph.engine._engine",
@@ -120,11 +126,13 @@ _MODULES = {
     "decide": "stepgraph.engine._park",
     "effective_policy": "stepgraph.engine._approval",
     "journal_budget": "stepgraph.engine._budget",
+    "journal_step_states": "stepgraph.engine._states",
     "journal_usage": "stepgraph.engine._budget",
     "model_cost": "stepgraph.engine._budget",
     "parked": "stepgraph.engine._park",
     "plan_view": "stepgraph.engine._approval",
     "record_decision": "stepgraph.engine._park",
+    "recorded_step_states": "stepgraph.engine._states",
     "replay": "stepgraph.engine._replay",
     "resume": "stepgraph.engine._resume",
     "run": "stepgraph.engine._engine",

@@ -204,7 +204,7 @@ class Engine:
         """
         from stepgraph.engine._budget import budget_keeper
         from stepgraph.engine._session import RunOptions, RunSession, require_planner
-        from stepgraph.journal import JournalWriter, NullJournal
+        from stepgraph.journal import Guard, JournalWriter, NullJournal
 
         options = options or RunOptions()
         continuing = options.resumed is not None
@@ -231,11 +231,14 @@ class Engine:
             unlink_journal(path)  # the writer appends
         model = self.planner.client.model if self.planner else None
         keeper = budget_keeper(prepared.task.budget, options, model, path)
+        guards: list[Guard] = [keeper.check]
+        if options.cancel is not None:
+            guards.append(options.cancel.check)
         writer = JournalWriter(
             path,
             run_id,
             listeners=list(listeners),
-            guards=[keeper.check],
+            guards=guards,
             start_seq=options.start_seq,
         )
         with prepared.resources, writer:  # the task's MCP servers stop with the run

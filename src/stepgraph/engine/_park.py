@@ -27,6 +27,7 @@ from stepgraph.engine._approval import (
     now,
     plan_view,
 )
+from stepgraph.engine._cancel import Cancellation
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._recall import recall_note
@@ -194,8 +195,13 @@ class PendingDecision:
         self.tools = list(tools)
         self.planner = planner
 
-    def carry_out(self, listeners: Iterable[Listener] = ()) -> RunResult:
-        """Run the rest as decided (approve, reject) or record the new plan (edit, revise)."""
+    def carry_out(
+        self, listeners: Iterable[Listener] = (), cancel: Cancellation | None = None
+    ) -> RunResult:
+        """Run the rest as decided (approve, reject) or record the new plan (edit, revise).
+
+        `cancel`, when given, stops the run before its next call once cancelled.
+        """
         recording = self.state.recording  # as it parked: the decision is not in it
         last_seq = recording.last_seq + (1 if self.recorded else 0)
         engine = Engine(
@@ -217,6 +223,7 @@ class PendingDecision:
             start_seq=last_seq,
             recorded=self.decision if self.recorded else None,
             edited=edited_plans(recording.journal),
+            cancel=cancel,
         )
         return engine.run(prepared, journal=self._lock.path, listeners=listeners, options=options)
 

@@ -31,6 +31,7 @@ from stepgraph.engine._approval import (
     tool_prints,
 )
 from stepgraph.engine._budget import stop_event
+from stepgraph.engine._cancel import CANCELLED, Cancellation, cancelled_event
 from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
 from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._memory import PlanMemory
@@ -46,6 +47,7 @@ from stepgraph.exceptions import (
     PlannerNotConfiguredError,
     PlanningError,
     PlanValidationError,
+    RunCancelledError,
     StepgraphError,
 )
 from stepgraph.executor import (
@@ -159,6 +161,7 @@ class RunOptions:
     edited: frozenset[str] = frozenset()
     # A replay takes what memory gave the recorded run from its record, not from memory now.
     recalled: Recalled | None = None
+    cancel: Cancellation | None = None  # set from another thread: stop before the next call
     examples: list[WorkedExample] | None = None  # None: ask memory (if any) for examples
 
 
@@ -303,6 +306,11 @@ class RunSession:
         except BudgetExceededError as e:  # stopped cleanly: `resume` with a higher limit
             self.journal.emit(stop_event(e))
             self._end("budget_exceeded", e)
+            raise
+        except RunCancelledError as e:  # stopped cleanly, as asked: no call was cut short
+            how = self.options.cancel.how if self.options.cancel is not None else ""
+            self.journal.emit(cancelled_event(e, how))
+            self._end(CANCELLED, e)
             raise
         except KeyboardInterrupt:
             self._end("interrupted", "interrupted")

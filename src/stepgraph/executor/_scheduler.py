@@ -19,8 +19,8 @@ from typing import Any, cast
 import networkx as nx
 
 from stepgraph.exceptions import (
-    BudgetExceededError,
     NonRetryableError,
+    RunStoppedError,
     StepgraphError,
     UnitsDoNotCancelError,
 )
@@ -153,7 +153,7 @@ class Scheduler:
         self._ready_ahead: deque[str] = deque()  # ready, and already on the backend
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})
-        self._stopped: BudgetExceededError | None = None  # no launches; running calls finish
+        self._stopped: RunStoppedError | None = None  # no launches; running calls finish
         # A streamed plan: steps arrive while the scheduler runs (`add`), until `close`.
         self._open = False
         self._arrivals: queue.SimpleQueue[list[Step] | None] = queue.SimpleQueue()
@@ -313,7 +313,7 @@ class Scheduler:
                     self._ready.popleft()
                 try:
                     launch = self._launch(step, number)
-                except BudgetExceededError as e:  # the journal's guard refused the call
+                except RunStoppedError as e:  # the journal's guard refused the call
                     self._stopped, launch = e, None
                     self._ready.clear()
                     self._retries.clear()

@@ -1,6 +1,6 @@
 """The journal: every Thought, Action and Observation of a run, one JSON line each."""
 
-from stepgraph.journal._digest import LARGE_JOURNAL, RunDigest, Verdict, digest
+from stepgraph.journal._digest import LARGE_JOURNAL, Decided, RunDigest, Verdict, digest
 from stepgraph.journal._events import (
     Action,
     AnswerEvent,
@@ -20,6 +20,7 @@ from stepgraph.journal._events import (
     PlanRejected,
     PlanRepair,
     PlanRevise,
+    RunCancelled,
     RunEnd,
     RunResume,
     RunStart,
@@ -27,6 +28,7 @@ from stepgraph.journal._events import (
     StepSkipped,
     Thought,
 )
+from stepgraph.journal._facts import StepFacts
 from stepgraph.journal._index import RunIndex, RunRow
 from stepgraph.journal._liveness import writer_alive
 from stepgraph.journal._reader import (
@@ -39,7 +41,6 @@ from stepgraph.journal._reader import (
     read_page,
 )
 from stepgraph.journal._recording import Prior, Recording
-from stepgraph.journal._states import fold_states
 from stepgraph.journal._writer import JOURNAL_VERSION, Guard, JournalWriter, Listener, NullJournal
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "AnswerEvent",
     "BudgetExceeded",
     "CheckEvent",
+    "Decided",
     "EventLine",
     "EventPage",
     "Guard",
@@ -74,18 +76,19 @@ __all__ = [
     "PlanRevise",
     "Prior",
     "Recording",
+    "RunCancelled",
     "RunDigest",
     "RunEnd",
     "RunIndex",
     "RunResume",
     "RunRow",
     "RunStart",
+    "StepFacts",
     "StepReused",
     "StepSkipped",
     "Thought",
     "Verdict",
     "digest",
-    "fold_states",
     "read_journal",
     "read_page",
     "writer_alive",

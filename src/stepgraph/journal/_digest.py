@@ -20,8 +20,8 @@ import pint
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepgraph.exceptions import JournalError
+from stepgraph.journal._facts import StepFacts
 from stepgraph.journal._recording import _HEADS
-from stepgraph.journal._states import take_state
 from stepgraph.model import StepGraph
 from stepgraph.units import format_value
 from stepgraph.values import decode_value
@@ -46,6 +46,8 @@ _WANTED = frozenset(
         b"plan.proposed",
         b"plan.edited",
         b"plan.approved",
+        b"plan.rejected",
+        b"run.cancelled",
     }
 )
 _EVENT_KIND = re.compile(rb'"event"\s*:\s*"([A-Za-z0-9_.]+)"')
@@ -57,12 +59,25 @@ _STEP = re.compile(rb'\{"run_id":"[^"\\]*","step":"([A-Za-z0-9_.-]+)"')
 
 @dataclass(frozen=True)
 class Verdict:
-    """One check's outcome, as a page lists it."""
+    """One check's outcome, as a page lists it: with the values it compared and its round."""
 
     step: str | None
     kind: str
     passed: bool
     description: str
+    values: dict[str, str] = field(default_factory=dict)
+    tolerance: float | None = None
+    round: int = 1  # the execution it checked: 1, then one more after each repaired plan
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A decision about a plan of the run, or its cancellation: who, how, when."""
+
+    kind: str  # approved, rejected, cancelled
+    who: str
+    how: str
+    ts: str
 
 
 @dataclass
@@ -73,8 +88,9 @@ class RunDigest:
     size: int  # bytes of the journal when it was read
     read_to: int = 0  # the byte offset after the last complete line read
     answer: str | None = None
-    verdicts: list[Verdict] = field(default_factory=list)
-    states: dict[str, str] = field(default_factory=dict)  # verified, unchecked, failed, ...
+    verdicts: list[Verdict] = field(default_factory=list)  # every round's, in order
+    facts: StepFacts = field(default_factory=StepFacts)  # the last round's, for step states
+    decisions: list[Decided] = field(default_factory=list)  # approvals, rejections, a cancel
     values: dict[str, str] = field(default_factory=dict)  # each step's final value, for people
     magnitudes: dict[str, list[float]] = field(default_factory=dict)  # its numbers, for linking
     plan_hash: str | None = None  # the plan that ran (the last approved), else the last proposed
@@ -145,7 +161,7 @@ def digest(path: Path) -> RunDigest:
                 if not any(kind in _WANTED for kind in kinds):
                     continue
                 if kinds == [b"action"] and (step := _STEP.match(raw)) is not None:
-                    found.states[step.group(1).decode()] = "running"
+                    found.facts.take("action", step.group(1).decode(), {})
                     continue
                 if b"plan.proposed" in kinds or b"plan.edited" in kinds:
                     plan_hash = _plan_head(raw, found, start)
@@ -206,33 +222,45 @@ def _plan_head(raw: bytes, found: RunDigest, start: int) -> str | None:
 
 
 def _take(found: RunDigest, data: dict[str, Any]) -> None:
-    """Fold one small event into the digest, as the run page's script does."""
+    """Fold one small event into the digest; step states from the last round's facts."""
     seq = data.get("seq")
     if isinstance(seq, int):
         found.last_seq = max(found.last_seq, seq)
     kind, step = data.get("event"), data.get("step")
-    if kind == "plan.recalled" and data.get("plan_hash"):
-        found.recalled[str(data["plan_hash"])] = str(data.get("from_run", ""))
+    step = step if isinstance(step, str) else None
+    if not isinstance(kind, str):
         return
-    if kind == "answer":
-        found.answer = str(data.get("text", ""))
-        return
-    if kind == "check":
-        passed = bool(data.get("passed"))
-        found.verdicts.append(
-            Verdict(
-                step if isinstance(step, str) else None,
-                str(data.get("kind", "")),
-                passed,
-                str(data.get("description", "")),
+    found.facts.take(kind, step, data)
+    if kind in ("plan.approved", "plan.rejected", "run.cancelled"):
+        found.decisions.append(
+            Decided(
+                kind.rpartition(".")[2],
+                str(data.get("who") or ""),
+                str(data.get("how") or ""),
+                str(data.get("ts") or ""),
             )
         )
-        take_state(found.states, data)  # the one rule of pages and pictures
+    elif kind == "plan.recalled" and data.get("plan_hash"):
+        found.recalled[str(data["plan_hash"])] = str(data.get("from_run", ""))
+    elif kind == "answer":
+        found.answer = str(data.get("text", ""))
+    elif kind == "check":
+        values = data.get("values")
+        tolerance = data.get("tolerance")
+        found.verdicts.append(
+            Verdict(
+                step,
+                str(data.get("kind", "")),
+                bool(data.get("passed")),
+                str(data.get("description", "")),
+                {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else {},
+                float(tolerance) if isinstance(tolerance, int | float) else None,
+                max(1, found.facts.rounds),
+            )
+        )
+    elif step is None:
         return
-    if not isinstance(step, str):
-        return
-    take_state(found.states, data)
-    if kind == "step.reused" or kind == "observation" and data.get("final") and data.get("ok"):
+    elif kind == "step.reused" or kind == "observation" and data.get("final") and data.get("ok"):
         found._encoded[step] = data.get("value")
 
 

@@ -278,6 +278,15 @@ class BudgetExceeded(JournalEvent):
     before: str  # the call that was not made: "model" or "tool"
 
 
+class RunCancelled(JournalEvent):
+    """Someone cancelled the run: it stopped before its next model or tool call."""
+
+    event: Literal["run.cancelled"] = "run.cancelled"
+    who: str = Field(description="Who cancelled it, as they said.")
+    how: str = Field(description="How the request came: web (the page or the API), ...")
+    before: str = Field(description="The call that was not made: model or tool.")
+
+
 class RunEnd(JournalEvent):
     """The run finished, with its status."""
 
@@ -313,6 +322,7 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     CheckEvent,
     AnswerEvent,
     BudgetExceeded,
+    RunCancelled,
     RunEnd,
 )
 _KNOWN: dict[str, type[JournalEvent]] = {

@@ -356,9 +356,21 @@ class RunIndex:
         )
 
     def runs(
-        self, *, status: str | None = None, task: str | None = None, limit: int = 1000
+        self,
+        *,
+        status: str | None = None,
+        task: str | None = None,
+        limit: int = 1000,
+        text: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> list[RunRow]:
-        """Runs, newest first, optionally of one status and/or task (refreshed first)."""
+        """Runs, newest first, optionally of one status and/or task (refreshed first).
+
+        `text` is looked for (case aside) in the goal, the answer, the task's name and the
+        run id; `since` and `until` bound when the run started (ISO times in UTC, as
+        `started` holds them: ``2025-06-01T00:00:00Z``; `until` excluded).
+        """
         self.refresh()
         where, args = [], []
         if status:
@@ -367,6 +379,19 @@ class RunIndex:
         if task:
             where.append("task = ?")
             args.append(task)
+        if text:
+            pattern = "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%"
+            where.append(
+                "(goal LIKE ? ESCAPE '\\' OR answer LIKE ? ESCAPE '\\' "
+                "OR task LIKE ? ESCAPE '\\' OR run_id LIKE ? ESCAPE '\\')"
+            )
+            args.extend([pattern] * 4)
+        if since:
+            where.append("started >= ?")
+            args.append(since)
+        if until:
+            where.append("started < ?")
+            args.append(until)
         sql = f"SELECT {', '.join(_COLUMNS)} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)

@@ -17,7 +17,7 @@ from stepgraph.exceptions import ApprovalError, JournalError, StepgraphError
 from stepgraph.journal import PAGE_EVENTS, read_page
 from stepgraph.model import ApprovalPolicy, StepGraph
 from stepgraph.serve._keepalive import KEEPALIVE_SECONDS, PING, with_keepalive
-from stepgraph.serve._runs import RunManager, RunNotFound, StreamEnd
+from stepgraph.serve._runs import RunManager, RunNotCancellable, RunNotFound, StreamEnd
 from stepgraph.serve._views import result_of, review_of
 
 # Bounds on what a request may put into a journal: a name, a comment, an input value.
@@ -64,6 +64,14 @@ class DecisionIn(BaseModel):
         pattern="^[0-9a-f]{64}$",
         description="The approval hash the decider was shown (GET .../plan): a decision "
         "about a plan or task that changed since is refused (409).",
+    )
+
+
+class CancelIn(BaseModel):
+    """Who cancels the run."""
+
+    by: str = Field(
+        min_length=1, max_length=MAX_NAME, description="Who cancels (recorded in the journal)."
     )
 
 
@@ -294,6 +302,23 @@ def api_router(
                 approval_hash=body.approval_hash,
             ),
         )
+
+    @router.post("/runs/{run_id}/cancel", status_code=202)
+    def cancel(run_id: str, body: CancelIn) -> dict[str, str]:
+        """Stop a run this server runs before its next model or tool call.
+
+        Steps already running finish and are journaled; nothing new starts. The run ends
+        with `run.cancelled` (who) and `run.end` with status `cancelled`. A run that waits
+        for a decision is rejected instead (409), as is one that ended or that another
+        process runs.
+        """
+        try:
+            manager.cancel(run_id, body.by)
+        except RunNotFound as e:
+            raise _not_found(run_id) from e
+        except RunNotCancellable as e:
+            raise HTTPException(409, str(e)) from e
+        return {"run_id": run_id, "cancelled_by": body.by}
 
     @router.post("/runs/{run_id}/replay")
     def replay(run_id: str) -> dict[str, Any]:

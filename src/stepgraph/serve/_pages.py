@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from stepgraph.journal import LARGE_JOURNAL
 from stepgraph.serve._runs import RunManager, RunNotFound
+from stepgraph.serve._times import day_bound, when
 from stepgraph.serve._views import (
     NODE_H,
     NODE_W,
@@ -20,6 +22,8 @@ from stepgraph.serve._views import (
 )
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+TEMPLATES.env.filters["when"] = when
+MAX_SEARCH = 200  # characters of a search over the runs' goals and answers
 STATUSES = (
     "awaiting_approval",
     "running",
@@ -32,6 +36,8 @@ STATUSES = (
     "invalid",
     "error",
     "interrupted",
+    "cancelled",
+    "budget_exceeded",
 )
 
 
@@ -46,8 +52,22 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
             raise HTTPException(404, f"no run '{run_id}'") from e
 
     @router.get("/", response_class=HTMLResponse)
-    def run_list(request: Request, status: str = "", task: str = "") -> HTMLResponse:
-        rows = manager.index.runs(status=status or None, task=task or None, limit=500)
+    def run_list(
+        request: Request,
+        status: str = "",
+        task: str = "",
+        q: Annotated[str, Query(max_length=MAX_SEARCH)] = "",
+        since: Annotated[str, Query(max_length=10)] = "",
+        until: Annotated[str, Query(max_length=10)] = "",
+    ) -> HTMLResponse:
+        rows = manager.index.runs(
+            status=status or None,
+            task=task or None,
+            text=q.strip() or None,
+            since=day_bound(since),
+            until=day_bound(until, end=True),
+            limit=500,
+        )
         return TEMPLATES.TemplateResponse(
             request,
             "runs.html",
@@ -55,6 +75,10 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
                 "rows": rows,
                 "status": status,
                 "task": task,
+                "q": q,
+                "since": since,
+                "until": until,
+                "filtered": bool(status or task or q.strip() or since or until),
                 "statuses": STATUSES,
                 "index_note": manager.index.in_memory,
                 "csrf": csrf_token,
@@ -91,7 +115,12 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
         return TEMPLATES.TemplateResponse(
             request,
             "approve.html",
-            {"row": row, "review": review_of(row, manager.tools), "csrf": csrf_token},
+            {
+                "row": row,
+                "review": review_of(row, manager.tools),
+                "can_revise": manager.planner is not None,
+                "csrf": csrf_token,
+            },
         )
 
     return router

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stepgraph.engine import (
+    Cancellation,
     Decision,
     Engine,
     RunOptions,
@@ -54,6 +55,10 @@ class RunNotFound(LookupError):
     """No run with this id in the runs folder."""
 
 
+class RunNotCancellable(RuntimeError):
+    """A cancellation refused: the run waits, ended, or another process runs it."""
+
+
 class RunManager:
     """Starts runs, continues parked ones, forks; finds any run through the index."""
 
@@ -71,6 +76,8 @@ class RunManager:
         self.tools = list(tools)
         self.index = RunIndex(runs_dir)
         self._threads: list[threading.Thread] = []
+        # The runs this server runs now, each with the request that stops it.
+        self._cancels: dict[str, Cancellation] = {}
 
     def engine(self) -> Engine:
         """An engine with the server's tools and planner."""
@@ -129,7 +136,8 @@ class RunManager:
         run_id = uuid.uuid4().hex[:12]
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         journal = self.runs_dir / f"{stamp}-{file_part(prepared.task.name, 'task')}.jsonl"
-        options = RunOptions(run_id=run_id)
+        cancel = self._cancels[run_id] = Cancellation()
+        options = RunOptions(run_id=run_id, cancel=cancel)
         errors: list[StepgraphError] = []
 
         def work() -> None:
@@ -138,6 +146,8 @@ class RunManager:
             except StepgraphError as e:
                 errors.append(e)
                 raise
+            finally:
+                self._cancels.pop(run_id, None)
 
         thread = self._spawn(run_id, work)
         self._wait_for_journal(journal, thread)
@@ -165,10 +175,17 @@ class RunManager:
         except JournalError as e:
             raise _unpathed(e, "cannot record the decision") from e
 
+        cancel = Cancellation()
+
         def work() -> None:
             with pending:
-                pending.carry_out()
+                try:
+                    pending.carry_out(cancel=cancel)
+                finally:
+                    self._cancels.pop(run_id, None)
 
+        if decision.action == "approve":  # it runs now: it can be cancelled while it does
+            self._cancels[run_id] = cancel
         if decision.action in ("edit", "revise"):
             work()
         else:
@@ -211,6 +228,29 @@ class RunManager:
         if outcome and outcome[0] is None:
             raise ApprovalError("the run has no recorded decision waiting to be carried out")
         return recorded
+
+    def cancel(self, run_id: str, who: str) -> None:
+        """Ask a run this server is running to stop before its next model or tool call.
+
+        Refused (`RunNotCancellable`, saying why) for a run that waits for a decision
+        (reject it instead), one that ended, or one another process runs.
+        """
+        row = self.row(run_id)
+        cancel = self._cancels.get(run_id)
+        if cancel is not None:  # this server runs it now
+            if not cancel.cancel(who):
+                raise RunNotCancellable(f"the run was cancelled already, by {cancel.who}")
+            return
+        if row.awaiting or row.status == "awaiting_approval":
+            raise RunNotCancellable(
+                "the run waits for a decision and runs nothing: reject its plan instead "
+                f"(/runs/{run_id}/approve)"
+            )
+        if row.status != "running":
+            raise RunNotCancellable(f"the run is not running: it is {row.status.replace('_', ' ')}")
+        raise RunNotCancellable(
+            "another process runs it (this server did not start it): stop that process"
+        )
 
     def fork(self, run_id: str, step: str) -> str:
         """A new run of the recorded one: `step` and what depends on it run again."""

@@ -7,17 +7,18 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import orjson
 
-from stepgraph.engine import Engine, ParkedRun, parked
+from stepgraph.engine import Engine, ParkedRun, parked, recorded_step_states
 from stepgraph.executor import build_graph, layered_layout
 from stepgraph.journal import RunDigest, RunRow, digest
 from stepgraph.model import StepGraph
+from stepgraph.serve._verification import verification_of
 
 NODE_W, NODE_H, GAP_X, GAP_Y = 170, 46, 60, 22
 MAX_DRAWN_STEPS = 1_000  # a larger plan is not drawn: the page lists what its steps did instead
@@ -95,6 +96,7 @@ class RunView:
     plan_hash: str
     picture: GraphPicture
     not_drawn: str | None  # why the graph is not drawn, when there is a plan
+    states: dict[str, str]  # each step's state, by the rule every face uses
     state_counts: dict[str, int]
 
 
@@ -109,14 +111,16 @@ def run_view(row: RunRow) -> RunView:
     elif plan is not None and len(plan.steps) > MAX_DRAWN_STEPS:
         not_drawn = f"the plan has {len(plan.steps):,} steps; it is drawn up to {MAX_DRAWN_STEPS:,}"
         plan = None
+    states = recorded_step_states(found.facts)
     counts: dict[str, int] = {}
-    for state in found.states.values():
+    for state in states.values():
         counts[state] = counts.get(state, 0) + 1
     return RunView(
         digest=found,
         plan_hash=found.plan_hash or "",
         picture=layout(plan, found.plan_hash or ""),
         not_drawn=not_drawn,
+        states=states,
         state_counts=dict(sorted(counts.items())),
     )
 
@@ -218,11 +222,20 @@ def result_of(row: RunRow) -> dict[str, Any]:
     return {
         **data,
         "values": found.values,
-        "steps": found.states,
+        "steps": recorded_step_states(found.facts),
         "verdicts": [
-            {"step": v.step, "kind": v.kind, "passed": v.passed, "description": v.description}
+            {
+                "step": v.step,
+                "kind": v.kind,
+                "passed": v.passed,
+                "description": v.description,
+                "values": v.values,
+                "round": v.round,
+            }
             for v in found.verdicts
         ],
+        "verification": verification_of(found),
+        "decisions": [asdict(d) for d in found.decisions],
         "answer_parts": answer_parts(found.answer, found.magnitudes) if found.answer else [],
         "answer": found.answer,
         "last_seq": found.last_seq,
@@ -246,6 +259,29 @@ class Review:
     origin: str = ""  # where the plan came from when memory gave it
 
 
+@dataclass
+class ReviewRow:
+    """A step as the approval page lists it: each argument resolved, beside what was written."""
+
+    id: str
+    tool: str
+    args_shown: list[tuple[str, str, str]]  # name, value as it will run, as written if other
+    depends_on: list[str]
+    thought: str
+    side_effects: bool
+
+
+def _with_args(row: Any, written: dict[str, Any]) -> ReviewRow:
+    shown = orjson.loads(row.args) if row.args else {}
+    args = []
+    for name, value in shown.items():
+        text = value if isinstance(value, str) else orjson.dumps(value).decode()
+        raw = written.get(name)
+        raw_text = raw if isinstance(raw, str) else orjson.dumps(raw, default=str).decode()
+        args.append((name, text, raw_text if raw_text != text else ""))
+    return ReviewRow(row.id, row.tool, args, list(row.depends_on), row.thought, row.side_effects)
+
+
 def review_of(row: RunRow, tools: list[Any]) -> Review | None:
     """The parked plan as a person reviews it, or None when the run is not waiting."""
     if not row.awaiting:  # the index reads the journal as `parked` would, every kind of line
@@ -254,9 +290,10 @@ def review_of(row: RunRow, tools: list[Any]) -> Review | None:
     if state is None:
         return None
     view = state.view(Engine(tools=tools))
+    written = {step.id: step.args for step in state.plan.steps}
     return Review(
         state=state,
-        rows=view.rows,
+        rows=[_with_args(row, written.get(row.id, {})) for row in view.rows],
         critical_path=view.critical_path,
         side_effects=view.side_effect_tools,
         diff=state.diff(),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from stepgraph.journal import Journal, fold_states
+from stepgraph.engine import journal_step_states as recorded_journal_states
+from stepgraph.journal import Journal
 from stepgraph.verifiers import STEP_STATES
 
 STYLES = {
@@ -17,12 +18,8 @@ STYLES = {
 
 
 def journal_step_states(journal: Journal) -> dict[str, str]:
-    """verified, unchecked, check_failed, failed or skipped, for each step the run reached.
-
-    The same fold as the run page (`stepgraph.journal.fold_states`): a step run again in a
-    repair round is judged by that round's verdicts, not by an earlier round's failure.
-    """
-    return fold_states(event.model_dump() for event in journal.events)
+    """verified, unchecked, check_failed, failed or skipped, for each step the run reached."""
+    return recorded_journal_states(journal.events)
 
 
 def states_line(states: dict[str, str], shown: int = 8) -> Text | None:
