@@ -36,7 +36,9 @@ def test_replaying_a_run_calls_no_tool_and_is_identical(tmp_path):
     report = replay(tmp_path / "j.jsonl", tools=[probe])
     assert report.identical, report.divergences
     assert calls == ["x"]
-    assert read_journal(report.journal).of_kind("run.start")[0].model_extra["replay_of"]["run_id"]
+    source = read_journal(tmp_path / "j.jsonl").events[0].run_id
+    start = read_journal(report.journal).of_kind("run.start")[0]
+    assert start.replay_of is not None and start.replay_of.run_id == source
 
 
 def test_a_planned_and_repaired_run_replays_without_the_model(tmp_path):
@@ -183,7 +185,8 @@ def test_fork_from_a_step_reuses_what_came_before_and_names_its_parent(tmp_path)
     assert calls == ["b"]
     assert report.result.answer == "3"
     start = read_journal(report.journal).of_kind("run.start")[0]
-    assert start.model_extra["parent"]["journal"] == str(tmp_path / "j.jsonl")
+    assert start.parent is not None and start.parent.journal == str(tmp_path / "j.jsonl")
+    assert start.parent.from_step == "b" and start.replay_of is None
     assert start.run_id != read_journal(tmp_path / "j.jsonl").events[0].run_id
 
 

@@ -242,7 +242,7 @@ def test_a_run_where_a_person_approved_replays_without_streaming(tmp_path):
     path = tmp_path / "s.jsonl"
     with ChatStreamServer([bad_then_more(), PLAN], tokens_per_second=FAST) as server:
         run(server, path, task(stream=True), approval=ApprovalPolicy.ASK, approver=Person())
-    assert read_journal(path).events[0].config["stream"] is False
+    assert read_journal(path).events[0].config.stream is False
     report = replay(path, tools=[send_report])
     assert report.identical, report.divergences
 

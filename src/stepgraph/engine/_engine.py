@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import stat
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -206,7 +207,8 @@ class Engine:
         from stepgraph.engine._session import RunOptions, RunSession, require_planner
         from stepgraph.journal import JournalWriter, NullJournal
 
-        options = options or RunOptions()
+        # The caller's options are not written to: this run's are a copy with the gate's own.
+        options = dataclasses.replace(options) if options is not None else RunOptions()
         continuing = options.resumed is not None
         if journal is not None and journal is not False and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
@@ -230,7 +232,9 @@ class Engine:
         if replace_journal:
             unlink_journal(path)  # the writer appends
         model = self.planner.client.model if self.planner else None
-        keeper = budget_keeper(prepared.task.budget, options, model, path)
+        keeper = budget_keeper(
+            prepared.task.budget, options.budget, resumed=continuing, model=model, journal=path
+        )
         writer = JournalWriter(
             path,
             run_id,
@@ -239,7 +243,8 @@ class Engine:
             start_seq=options.start_seq,
         )
         with prepared.resources, writer:  # the task's MCP servers stop with the run
-            result = RunSession(self.config, prepared, writer, options).run()
+            session = RunSession(self.config, prepared, writer, options, budget=keeper.recorded)
+            result = session.run()
         result.budget = keeper.report()
         return result
 

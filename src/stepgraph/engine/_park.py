@@ -201,8 +201,8 @@ class PendingDecision:
         engine = Engine(
             tools=self.tools,
             planner=self.planner,
-            repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-            cross_check=bool(recording.start.config.get("cross_check", False)),
+            repair_rounds=recording.start.config.repair_rounds,
+            cross_check=recording.start.config.cross_check,
         )
         prepared = _prepared(recording, engine)
         plan = self.state.plan

@@ -42,6 +42,7 @@ from stepgraph.journal import (
     PlanRepair,
     Recording,
     RunEnd,
+    RunLink,
     RunResume,
 )
 from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus, WorkedExample
@@ -341,7 +342,7 @@ def _gate(recording: Recording, *, exact: bool) -> tuple[ApprovalPolicy, Recorde
     A per-step run that nobody decided yet ran its read-only steps and parked: its replay
     does the same (those steps need no approval; the rest waits, as it did).
     """
-    asked = recording.start.config.get("approval") or recording.task.approval
+    asked = recording.start.config.approval or recording.task.approval
     decided = any(
         isinstance(event, PlanApproved | PlanRejected | PlanEdited)
         for event in recording.journal.events
@@ -443,8 +444,8 @@ def _run_again(
     # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
     offline = not live and from_step is None
     mcp_tools = recording.start.mcp_tools
-    retries = recording.start.config.get("plan_retries")
-    if "plan_retries" not in recording.start.config:
+    retries = recording.start.config.plan_retries
+    if "plan_retries" not in recording.start.config.model_fields_set:
         retries = _plan_retries_seen(recording)
     engine = Engine(
         tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
@@ -455,14 +456,14 @@ def _run_again(
             ReplayLLM(texts),
             plan_retries=10 if retries is None else int(retries),
             # Older records have neither: JSON plans from the goal's words as typed.
-            syntax="lines" if recording.start.config.get("plan_syntax") == "lines" else "json",
-            read_goal=bool(recording.start.config.get("read_goal", False)),
+            syntax="lines" if recording.start.config.plan_syntax == "lines" else "json",
+            read_goal=bool(recording.start.config.read_goal),
         )
         if texts
         else None,
-        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-        cross_check=bool(recording.start.config.get("cross_check", False)),
-        stream=bool(recording.start.config.get("stream", False)),
+        repair_rounds=recording.start.config.repair_rounds,
+        cross_check=recording.start.config.cross_check,
+        stream=recording.start.config.stream,
         backend=backend,
     )
     try:
@@ -476,15 +477,16 @@ def _run_again(
     prepared = dataclasses.replace(loaded, task=task, inputs=recording.inputs)
     report.divergences += _tool_changes(recording, prepared)
     path = recording.journal.path
-    link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
+    link = RunLink(run_id=recording.run_id, journal=str(path), from_step=from_step, live=live)
     # The recorded call limits stop the replay where they stopped the run.
     limits = recorded_limits(recording.journal.events)
     policy, approver = _gate(recording, exact=offline)
     options = RunOptions(
         policy=policy,
         approver=approver,
-        early_start=bool(recording.start.config.get("stream", False)),
-        start_fields={"parent" if from_step else "replay_of": link},
+        early_start=recording.start.config.stream,
+        parent=link if from_step else None,
+        replay_of=None if from_step else link,
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )
     options.recalled, options.examples = _recorded_memory(recording)

@@ -63,8 +63,8 @@ def resume(
     engine = Engine(
         tools=tools,
         planner=planner,
-        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-        cross_check=bool(recording.start.config.get("cross_check", False)),
+        repair_rounds=recording.start.config.repair_rounds,
+        cross_check=recording.start.config.cross_check,
     )
     loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
     prepared = dataclasses.replace(loaded, inputs=recording.inputs)

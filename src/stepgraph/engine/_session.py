@@ -73,7 +73,9 @@ from stepgraph.journal import (
     PlanRepair,
     PlanRevise,
     Prior,
+    RecordedConfig,
     RunEnd,
+    RunLink,
     RunResume,
     RunStart,
 )
@@ -143,7 +145,8 @@ class RunOptions:
     resumed: dict[str, Any] | None = None  # the fields of `run.resume`, for a resumed run
     run_id: str | None = None  # a replay keeps the recorded run's id; None: a new one
     start_seq: int = 0  # a resumed run appends after the events already in its journal
-    start_fields: dict[str, Any] = field(default_factory=dict)
+    replay_of: RunLink | None = None  # the run this one replays, for `run.start`
+    parent: RunLink | None = None  # ... or forks
     budget: Budget | None = None  # limits over the task's (and a resumed run's recorded ones)
     awaiting: StepGraph | None = None  # a parked run continues with the plan it parked on
     awaiting_round: int = 0  # ... in the repair round it parked in
@@ -206,9 +209,16 @@ class RunSession:
     """The stages of one run, each journaled; repairs loop back a bounded number of times."""
 
     def __init__(
-        self, config: RunConfig, prepared: PreparedTask, journal: JournalWriter, options: RunOptions
+        self,
+        config: RunConfig,
+        prepared: PreparedTask,
+        journal: JournalWriter,
+        options: RunOptions,
+        *,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
+        self.budget = budget  # the limits the run's first event records (its keeper's)
         self.prepared = prepared
         self.journal = journal
         self.options = options
@@ -285,7 +295,7 @@ class RunSession:
         if self.options.resumed is None:
             self._start()
         else:
-            self.journal.emit(RunResume(**self.options.resumed))
+            self.journal.emit(RunResume(**self.options.resumed, budget=self.budget))
         try:
             return self._stages()
         except RunParked:  # no `run.end`: the journal reads as unfinished, to be continued
@@ -339,18 +349,20 @@ class RunSession:
                 tools=tool_fingerprints(self.prepared.tools),
                 mcp_tools=mcp_definitions(self.prepared.tools),
                 tool_prints=self._subject_tools(),
-                config={
-                    "repair_rounds": self.config.repair_rounds,
-                    "plan_retries": getattr(self.config.planner, "plan_retries", None),
-                    "plan_syntax": getattr(self.config.planner, "syntax", None),
-                    "read_goal": getattr(self.config.planner, "read_goal", None),
-                    "cross_check": self.config.cross_check,
-                    "memory": self.config.memory is not None,
-                    "stream": streaming_applies(self),
+                config=RecordedConfig(
+                    repair_rounds=self.config.repair_rounds,
+                    plan_retries=getattr(self.config.planner, "plan_retries", None),
+                    plan_syntax=getattr(self.config.planner, "syntax", None),
+                    read_goal=getattr(self.config.planner, "read_goal", None),
+                    cross_check=self.config.cross_check,
+                    memory=self.config.memory is not None,
+                    stream=streaming_applies(self),
                     # the policy asked for (None: the task's, or the default): for replays
-                    "approval": self.options.policy.value if self.options.policy else None,
-                },
-                **self.options.start_fields,
+                    approval=self.options.policy.value if self.options.policy else None,
+                ),
+                budget=self.budget,
+                replay_of=self.options.replay_of,
+                parent=self.options.parent,
             )
         )
 
