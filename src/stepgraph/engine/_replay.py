@@ -256,8 +256,6 @@ class ReplayBackend:
 class ReplayLLM:
     """A model that gives the recorded answers in order."""
 
-    streams = True  # a streamed run's answers are streamed again, whole: the same steps start
-
     def __init__(self, texts: Sequence[str], model: str = "replay") -> None:
         self._texts = deque(texts)
         self.model = model
@@ -268,15 +266,24 @@ class ReplayLLM:
         *,
         schema: dict[str, Any] | None = None,
         attempt: int = 1,
-        on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
         """The next recorded answer; asking for more than the record holds is an error."""
         if not self._texts:
             raise LLMError("the replay asked the model more often than the recorded run did")
-        text = self._texts.popleft()
-        if on_text is not None:
-            on_text(text)
-        return LLMReply(text=text, model=self.model)
+        return LLMReply(text=self._texts.popleft(), model=self.model)
+
+    def stream_complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        on_text: Callable[[str], bool],
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
+    ) -> LLMReply:
+        """A streamed run's answers are streamed again, whole: the same steps start."""
+        reply = self.complete(messages, schema=schema, attempt=attempt)
+        on_text(reply.text)
+        return reply
 
 
 def replay(

@@ -37,7 +37,7 @@ from stepgraph.engine._memory import PlanMemory
 from stepgraph.engine._per_step import run_read_only
 from stepgraph.engine._recall import Recalled, recall_note
 from stepgraph.engine._signing import sign_decision
-from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
+from stepgraph.engine._streaming import EarlyStart, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
     ApprovalMismatchError,
@@ -356,7 +356,7 @@ class RunSession:
                     read_goal=getattr(self.config.planner, "read_goal", None),
                     cross_check=self.config.cross_check,
                     memory=self.config.memory is not None,
-                    stream=streaming_applies(self),
+                    stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays
                     approval=self.options.policy.value if self.options.policy else None,
                 ),
@@ -515,10 +515,36 @@ class RunSession:
             return recalled
         planner = require_planner(self.config.planner, prepared)
         examples = self._examples()
-        self.early = early_start(self)
+        self.early = self._early_start()
         # Only when there are some: a planner of the caller's may not take examples.
         shown = {"examples": examples} if examples else {}
         return planner.plan(prepared, self.journal, watch=self.early, **shown)
+
+    def _streams(self) -> bool:
+        """Whether this run's first plan streams into execution (`streaming_applies`)."""
+        options, config, prepared = self.options, self.config, self.prepared
+        if options.early_start is not None:  # a replay streams exactly when its record did
+            return options.early_start
+        planner = config.planner
+        return streaming_applies(
+            wanted=bool(prepared.task.stream if config.stream is None else config.stream),
+            client=planner.client if planner is not None else None,
+            plans=prepared.plan is None and options.plan_file is None and options.prior is None,
+            policy=options.policy,
+            approver=options.approver is not None,
+        )
+
+    def _early_start(self) -> EarlyStart | None:
+        if not self._streams():
+            return None
+        prepared = self.prepared
+        return EarlyStart(
+            prepared.tools,
+            prepared.inputs,
+            self.journal,
+            max_workers=self.config.max_workers or prepared.task.max_workers,
+            backend=self.config.backend,
+        )
 
     def _remembers(self) -> bool:
         """Whether memory applies: a typed goal, with no plan and no inputs of its own."""

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
-    from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+    from stepgraph.executor._ahead import AheadBackend
+    from stepgraph.executor._backend import Backend, ThreadBackend, ThreadLimited, ToolCall
     from stepgraph.executor._dask import DaskBackend, DaskCluster, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
     from stepgraph.executor._heap import collector_paused, frozen_heap
@@ -22,6 +23,7 @@ if _TYPE_CHECKING:
     )
 
 __all__ = [
+    "AheadBackend",
     "Backend",
     "DaskBackend",
     "DaskCluster",
@@ -30,6 +32,7 @@ __all__ = [
     "StepRecord",
     "StepState",
     "ThreadBackend",
+    "ThreadLimited",
     "ToolCall",
     "build_graph",
     "check_plan",
@@ -45,6 +48,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "AheadBackend": "stepgraph.executor._ahead",
     "Backend": "stepgraph.executor._backend",
     "DaskBackend": "stepgraph.executor._dask",
     "DaskCluster": "stepgraph.executor._dask",
@@ -53,6 +57,7 @@ _MODULES = {
     "StepRecord": "stepgraph.executor._execution",
     "StepState": "stepgraph.executor._execution",
     "ThreadBackend": "stepgraph.executor._backend",
+    "ThreadLimited": "stepgraph.executor._backend",
     "ToolCall": "stepgraph.executor._backend",
     "build_graph": "stepgraph.executor._validate",
     "check_plan": "stepgraph.executor._validate",

@@ -19,6 +19,7 @@ from stepgraph.planner._client import (
     LLMReply,
     Message,
     RequestSettings,
+    StreamingClient,
 )
 from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
@@ -38,7 +39,7 @@ from stepgraph.verifiers import grounding_problems, task_input_problems
 PlanSyntax = Literal["json", "lines"]
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
-    from stepgraph.planner._stream import PlanWatcher
+    from stepgraph.planner._plan_stream import PlanWatcher
 
 
 class PlannerSettings(BaseSettings):
@@ -137,7 +138,8 @@ class Planner:
     ) -> StepGraph:
         """Ask for a plan; on problems send them back, at most `plan_retries` times.
 
-        With `watch`, each answer is streamed to it as it is written (see `_stream`).
+        With `watch`, each answer is streamed to it as it is written (see `_plan_stream`), when
+        the client is a `StreamingClient`; another client's answers are read whole.
         `examples` (remembered plans of goals like this one) take the fixed examples' places.
         """
         messages = [
@@ -326,10 +328,14 @@ class Planner:
                     server_port=settings.server_port,
                 )
             )
-        streamed = {} if watch is None else {"on_text": watch.feed}
-        if watch is not None:
+        client = self.client
+        if watch is not None and isinstance(client, StreamingClient):
             watch.begin()
-        reply = self.client.complete(messages, schema=schema, attempt=sent, **streamed)
+            reply = client.stream_complete(
+                messages, on_text=watch.feed, schema=schema, attempt=sent
+            )
+        else:
+            reply = client.complete(messages, schema=schema, attempt=sent)
         if journal:
             journal.emit(
                 LLMResponse(
