@@ -11,23 +11,19 @@ from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
     from stepgraph.engine._approval import (
-        HOW_TO_APPROVE,
         ApprovalSubject,
         Approver,
         Decision,
         ParkingApprover,
         PlanFile,
         PlanView,
-        RunParked,
         approval_subject,
-        effective_policy,
         plan_view,
     )
     from stepgraph.engine._budget import (
         BUDGET_LABELS,
         BudgetKeeper,
         journal_budget,
-        journal_usage,
         model_cost,
     )
     from stepgraph.engine._compare import Divergence, compare
@@ -37,7 +33,6 @@ if _TYPE_CHECKING:
     from stepgraph.engine._park import (
         ParkedRun,
         PendingDecision,
-        check_decision,
         continue_decided,
         decide,
         parked,
@@ -45,11 +40,10 @@ if _TYPE_CHECKING:
     )
     from stepgraph.engine._replay import ReplayReport, code_inside, replay
     from stepgraph.engine._resume import resume
-    from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
+    from stepgraph.engine._session import RunConfig, RunOptions
 
 __all__ = [
     "BUDGET_LABELS",
-    "HOW_TO_APPROVE",
     "ApprovalSubject",
     "Approver",
     "BudgetKeeper",
@@ -67,18 +61,14 @@ __all__ = [
     "ReplayReport",
     "RunConfig",
     "RunOptions",
-    "check_given_plan",
-    "RunParked",
-    "check_decision",
-    "check_journal_free",
     "approval_subject",
+    "check_given_plan",
+    "check_journal_free",
     "code_inside",
     "compare",
     "continue_decided",
     "decide",
-    "effective_policy",
     "journal_budget",
-    "journal_usage",
     "model_cost",
     "parked",
     "plan_view",
@@ -86,7 +76,6 @@ __all__ = [
     "replay",
     "resume",
     "run",
-    "tool_fingerprints",
 ]
 
 _MODULES = {
@@ -97,7 +86,6 @@ _MODULES = {
     "Decision": "stepgraph.engine._approval",
     "Divergence": "stepgraph.engine._compare",
     "Engine": "stepgraph.engine._engine",
-    "HOW_TO_APPROVE": "stepgraph.engine._approval",
     "ParkedRun": "stepgraph.engine._park",
     "ParkingApprover": "stepgraph.engine._approval",
     "PendingDecision": "stepgraph.engine._park",
@@ -109,18 +97,14 @@ _MODULES = {
     "ReplayReport": "stepgraph.engine._replay",
     "RunConfig": "stepgraph.engine._session",
     "RunOptions": "stepgraph.engine._session",
-    "RunParked": "stepgraph.engine._approval",
     "approval_subject": "stepgraph.engine._approval",
-    "check_decision": "stepgraph.engine._park",
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",
     "code_inside": "stepgraph.engine._replay",
     "compare": "stepgraph.engine._compare",
     "continue_decided": "stepgraph.engine._park",
     "decide": "stepgraph.engine._park",
-    "effective_policy": "stepgraph.engine._approval",
     "journal_budget": "stepgraph.engine._budget",
-    "journal_usage": "stepgraph.engine._budget",
     "model_cost": "stepgraph.engine._budget",
     "parked": "stepgraph.engine._park",
     "plan_view": "stepgraph.engine._approval",
@@ -128,7 +112,6 @@ _MODULES = {
     "replay": "stepgraph.engine._replay",
     "resume": "stepgraph.engine._resume",
     "run": "stepgraph.engine._engine",
-    "tool_fingerprints": "stepgraph.engine._session",
 }
 
 

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import stat
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,10 +94,6 @@ class Engine:
                 backend=self._backend or ThreadBackend, memory=memory, **self._settings
             )
         return self._config
-
-    @config.setter
-    def config(self, config: RunConfig) -> None:
-        self._config = config
 
     @property
     def planner(self) -> Planner | None:
@@ -252,15 +249,30 @@ class Engine:
         """`run` for asyncio: the run goes on in a thread, the event loop stays free."""
         from stepgraph.engine import _async
 
-        return await _async.arun(self, task, **options)
+        return await _async.arun(self.run, task, **options)
+
+    def events(
+        self, task: Task | Path | str | PreparedTask, **options: Any
+    ) -> AsyncIterator[JournalEvent]:
+        """Run, yielding each journal event as written: ``async for e in engine.events(t)``.
+
+        (Not `stream=True`, which streams the plan from the model into the run.)
+        """
+        from stepgraph.engine import _async
+
+        return _async.events(self.run, task, **options)
 
     def stream(
         self, task: Task | Path | str | PreparedTask, **options: Any
     ) -> AsyncIterator[JournalEvent]:
-        """Run, yielding each journal event as written: ``async for e in engine.stream(t)``."""
-        from stepgraph.engine import _async
-
-        return _async.stream(self, task, **options)
+        """Deprecated: `events`. The old name read as `stream=True`, a different thing."""
+        warnings.warn(
+            "Engine.stream(task) is now Engine.events(task); Engine(stream=True) is what "
+            "streams the plan from the model. The old name goes in the next release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.events(task, **options)
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
