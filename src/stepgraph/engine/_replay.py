@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 from collections import deque
@@ -17,8 +16,9 @@ import networkx as nx
 from stepgraph.engine._approval import Decision, PlanView, RunParked
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
-from stepgraph.engine._engine import Engine, check_journal_free, refuse_code, unlink_journal
+from stepgraph.engine._engine import check_journal_free, refuse_code, unlink_journal
 from stepgraph.engine._recall import Recalled
+from stepgraph.engine._recorded import engine_from, prepared_from
 from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.engine._signing import signed_here
 from stepgraph.exceptions import (
@@ -454,7 +454,8 @@ def _run_again(
     retries = recording.start.config.plan_retries
     if "plan_retries" not in recording.start.config.model_fields_set:
         retries = _plan_retries_seen(recording)
-    engine = Engine(
+    engine = engine_from(
+        recording,
         tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
         mcp_servers=[] if offline else _recorded_servers(mcp_tools),
         # As many tries as the run had: a planner that gave up must give up again, not ask
@@ -468,20 +469,17 @@ def _run_again(
         )
         if texts
         else None,
-        repair_rounds=recording.start.config.repair_rounds,
-        cross_check=recording.start.config.cross_check,
         stream=recording.start.config.stream,
         backend=backend,
     )
+    # The record names the MCP servers; only the recorded call limits apply (below): a
+    # clock or a price would not replay.
+    task = recording.task.model_copy(update={"mcp_servers": [], "budget": None})
     try:
-        task = recording.task.model_copy(update={"mcp_servers": []})  # the record names them
-        loaded = engine.prepare(task, base_dir=recording.base_dir)
+        prepared = prepared_from(recording, engine, task)
     except StepgraphError as e:
         report.error = f"cannot rebuild the task: {e}"
         return False
-    # Only the recorded call limits apply (below): a clock or a price would not replay.
-    task = loaded.task.model_copy(update={"budget": None})
-    prepared = dataclasses.replace(loaded, task=task, inputs=recording.inputs)
     report.divergences += _tool_changes(recording, prepared)
     path = recording.journal.path
     link = RunLink(run_id=recording.run_id, journal=str(path), from_step=from_step, live=live)

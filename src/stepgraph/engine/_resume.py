@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from stepgraph.engine._approval import Approver, plan_view, tool_prints
-from stepgraph.engine._engine import Engine
 from stepgraph.engine._park import continue_decided, edited_plans, parked
+from stepgraph.engine._recorded import engine_from, prepared_from
 from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import (
     ApprovalError,
@@ -60,14 +59,8 @@ def resume(
             f"the run already ended (status {recording.end_status}); nothing to resume",
             path=str(path),
         )
-    engine = Engine(
-        tools=tools,
-        planner=planner,
-        repair_rounds=recording.start.config.repair_rounds,
-        cross_check=recording.start.config.cross_check,
-    )
-    loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
-    prepared = dataclasses.replace(loaded, inputs=recording.inputs)
+    engine = engine_from(recording, tools=tools, planner=planner)
+    prepared = prepared_from(recording, engine)
     prior, in_flight = recording.prior()
     changed = changed_tools(recording.start.tool_prints, tool_prints(prepared.tools))
     if changed and not accept_changed_tools:
