@@ -59,8 +59,14 @@ class Engine:
         mcp_servers: Iterable[McpServerSpec | str | dict[str, Any]] = (),
         stream: bool | None = None,
         memory: bool = False,
+        freeze_heap: bool = True,
     ) -> None:
-        """`memory`: recall verified plans of `journal_dir` for typed goals of the same shape."""
+        """`memory`: recall verified plans of `journal_dir` for typed goals of the same shape.
+
+        `freeze_heap`: each run calls `gc.freeze()` at its start and `gc.unfreeze()` at its
+        end, so full collections skip the objects that existed before it; False leaves the
+        collector to the host. A heap the host froze itself is left frozen either way.
+        """
         self.tools = default_registry()
         # Started by each prepare, with the task's own; stopped when the run ends.
         self.mcp_servers = [as_spec(server) for server in mcp_servers]
@@ -74,6 +80,7 @@ class Engine:
             "max_workers": max_workers,
             "cross_check": cross_check,
             "stream": stream,
+            "freeze_heap": freeze_heap,
         }
         self._memory = memory
         self._config: RunConfig | None = None
@@ -337,6 +344,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "mcp_servers",
         "stream",
         "memory",
+        "freeze_heap",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

@@ -132,6 +132,9 @@ class RunConfig:
     cross_check: bool = False  # a verified run must be reproduced by a second plan
     stream: bool | None = None  # start read-only steps while the plan streams in; None: task
     memory: PlanMemory | None = None  # verified plans recalled for typed goals of their shape
+    # `gc.freeze()` for the run (collections skip what existed before it); off for a host
+    # that manages the collector itself. A heap the host froze is never unfrozen either way.
+    freeze_heap: bool = True
 
 
 @dataclass
@@ -288,7 +291,7 @@ class RunSession:
 
     def run(self) -> RunResult:
         """Go through every stage; errors are journaled with a `run.end` before they propagate."""
-        with frozen_heap():  # the collector skips what exists now: a quarter of a big run
+        with frozen_heap(self.config.freeze_heap):  # the collector skips what exists now
             return self._run()
 
     def _run(self) -> RunResult:

@@ -16,6 +16,7 @@ text starts the same steps.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -126,8 +127,13 @@ class EarlyStart:
             )
             scheduler.open()
             self._scheduler = scheduler
+            # In the run's context: a run that leaves the heap alone does so here too.
+            context = contextvars.copy_context()
             self._thread = threading.Thread(
-                target=self._run, args=(scheduler,), name="stepgraph-early", daemon=True
+                target=context.run,
+                args=(self._run, scheduler),
+                name="stepgraph-early",
+                daemon=True,
             )
             self._thread.start()
         return self._scheduler

@@ -11,7 +11,7 @@ if _TYPE_CHECKING:
     from stepgraph.executor._backend import Backend, ThreadBackend, ThreadLimited, ToolCall
     from stepgraph.executor._dask import DaskBackend, DaskCluster, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
-    from stepgraph.executor._heap import collector_paused, frozen_heap
+    from stepgraph.executor._heap import collector_paused, freeze_imports, frozen_heap
     from stepgraph.executor._reuse import plan_diff, step_signatures
     from stepgraph.executor._scheduler import Scheduler, execute
     from stepgraph.executor._validate import (
@@ -40,6 +40,7 @@ __all__ = [
     "dask_backend",
     "dependencies",
     "execute",
+    "freeze_imports",
     "frozen_heap",
     "plan_diff",
     "step_problems",
@@ -65,6 +66,7 @@ _MODULES = {
     "dask_backend": "stepgraph.executor._dask",
     "dependencies": "stepgraph.executor._validate",
     "execute": "stepgraph.executor._scheduler",
+    "freeze_imports": "stepgraph.executor._heap",
     "frozen_heap": "stepgraph.executor._heap",
     "plan_diff": "stepgraph.executor._reuse",
     "step_problems": "stepgraph.executor._validate",
