@@ -495,9 +495,9 @@ def _run_again(
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )
     options.recalled, options.examples = _recorded_memory(recording)
-    # A fork or a live replay is a new run (it may park for its own decision); an exact
-    # replay is the recorded run again.
-    options.run_id = recording.run_id if offline else None
+    # Every replay and fork is a run of its own, with its own id (the run index lists it
+    # as its own row); `run.start` links it to the recorded run (`replay_of`, `parent`).
+    options.run_id = None
     try:
         report.result = engine.run(prepared, journal=report.journal, options=options)
     except BudgetExceededError as e:  # the recorded run stopped there too: no error then
