@@ -30,6 +30,7 @@ if _TYPE_CHECKING:
     from stepgraph.engine._engine import Engine, check_journal_free, run
     from stepgraph.engine._given import check_given_plan
     from stepgraph.engine._memory import PlanMemory, RecallOutcome, Remembered
+    from stepgraph.engine._options import RunConfig, RunOptions
     from stepgraph.engine._park import (
         ParkedRun,
         PendingDecision,
@@ -40,7 +41,6 @@ if _TYPE_CHECKING:
     )
     from stepgraph.engine._replay import ReplayReport, code_inside, replay
     from stepgraph.engine._resume import resume
-    from stepgraph.engine._session import RunConfig, RunOptions
 
 __all__ = [
     "BUDGET_LABELS",
@@ -95,8 +95,8 @@ _MODULES = {
     "RecallOutcome": "stepgraph.engine._memory",
     "Remembered": "stepgraph.engine._memory",
     "ReplayReport": "stepgraph.engine._replay",
-    "RunConfig": "stepgraph.engine._session",
-    "RunOptions": "stepgraph.engine._session",
+    "RunConfig": "stepgraph.engine._options",
+    "RunOptions": "stepgraph.engine._options",
     "approval_subject": "stepgraph.engine._approval",
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from stepgraph.engine._approval import Approver, PlanFile
-    from stepgraph.engine._session import RunConfig, RunOptions
+    from stepgraph.engine._options import RunConfig, RunOptions
     from stepgraph.executor import Backend
     from stepgraph.journal import JournalEvent, Listener
     from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph
@@ -89,7 +89,7 @@ class Engine:
     def config(self) -> RunConfig:
         """What every run of this engine shares (made on first use: validating needs none)."""
         if self._config is None:
-            from stepgraph.engine._session import RunConfig
+            from stepgraph.engine._options import RunConfig
             from stepgraph.executor import ThreadBackend
 
             memory = None
@@ -172,7 +172,7 @@ class Engine:
         journal: Path | str | None = None,
     ) -> StepGraph:
         """Ask the planner for a validated plan, journaling every model exchange."""
-        from stepgraph.engine._session import require_planner
+        from stepgraph.engine._options import require_planner
         from stepgraph.journal import JournalWriter
 
         prepared = self.prepare(task, overrides=overrides)
@@ -208,7 +208,8 @@ class Engine:
         for a resumed run the journal to continue.
         """
         from stepgraph.engine._budget import budget_keeper
-        from stepgraph.engine._session import RunOptions, RunSession, require_planner
+        from stepgraph.engine._options import RunOptions, require_planner
+        from stepgraph.engine._session import RunSession
         from stepgraph.journal import JournalWriter, NullJournal
 
         # The caller's options are not written to: this run's are a copy with the gate's own.

@@ -29,9 +29,9 @@ from stepgraph.engine._approval import (
 )
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._given import check_given_plan
+from stepgraph.engine._options import RunOptions
 from stepgraph.engine._recall import recall_note
 from stepgraph.engine._recorded import engine_from, prepared_from
-from stepgraph.engine._session import RunOptions
 from stepgraph.engine._signing import sign_decision
 from stepgraph.exceptions import (
     ApprovalError,

@@ -13,13 +13,13 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph.engine._approval import Decision, PlanView, RunParked
+from stepgraph.engine._approval import Decision, PlanView, RunParked, tool_fingerprints
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
 from stepgraph.engine._engine import check_journal_free, refuse_code, unlink_journal
+from stepgraph.engine._options import RunOptions
 from stepgraph.engine._recall import Recalled
 from stepgraph.engine._recorded import engine_from, prepared_from
-from stepgraph.engine._session import RunOptions, tool_fingerprints
 from stepgraph.engine._signing import signed_here
 from stepgraph.exceptions import (
     ApprovalError,

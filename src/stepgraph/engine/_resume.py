@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from stepgraph.engine._approval import Approver, plan_view, tool_prints
+from stepgraph.engine._options import RunOptions
 from stepgraph.engine._park import continue_decided, edited_plans, parked
 from stepgraph.engine._recorded import engine_from, prepared_from
-from stepgraph.engine._session import RunOptions
 from stepgraph.exceptions import (
     ApprovalError,
     ApprovalMismatchError,
