@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from stepgraph.engine._memory import PlanMemory
     from stepgraph.engine._recall import Recalled
     from stepgraph.executor import Backend
-    from stepgraph.journal import Prior, RunLink
+    from stepgraph.journal import Prior, RunLink, RunResume
     from stepgraph.model import ApprovalPolicy, Budget, StepGraph, WorkedExample
     from stepgraph.planner import Planner
     from stepgraph.task import PreparedTask
@@ -62,7 +62,7 @@ class RunOptions:
     approver: Approver | None = None
     plan_file: PlanFile | None = None
     prior: Prior | None = None
-    resumed: dict[str, Any] | None = None  # the fields of `run.resume`, for a resumed run
+    resumed: RunResume | None = None  # the `run.resume` a resumed run starts with
     run_id: str | None = None  # a resumed or continued run keeps its id; None: a new one
     start_seq: int = 0  # a resumed run appends after the events already in its journal
     replay_of: RunLink | None = None  # the run this one replays, for `run.start`

@@ -54,6 +54,7 @@ from stepgraph.journal import (
     PlanRejected,
     Prior,
     Recording,
+    RunResume,
     read_journal,
 )
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
@@ -208,7 +209,7 @@ class PendingDecision:
             awaiting_round=sum(e.event == "plan.repair" for e in recording.journal.events),
             reuse=_settled(recording, prepared, plan),
             approver=ParkingApprover(self.decision),
-            resumed={"after_seq": last_seq, "problems": recording.journal.problems},
+            resumed=RunResume(after_seq=last_seq, problems=recording.journal.problems),
             run_id=recording.run_id,
             start_seq=last_seq,
             recorded=self.decision if self.recorded else None,

@@ -16,7 +16,7 @@ from stepgraph.exceptions import (
     JournalError,
     SideEffectsInFlightError,
 )
-from stepgraph.journal import Listener, Recording
+from stepgraph.journal import Listener, Recording, RunResume
 from stepgraph.model import Budget, RunResult
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
@@ -86,13 +86,13 @@ def resume(
             raise
     options = RunOptions(
         prior=prior,
-        resumed={
-            "after_seq": recording.last_seq,
-            "settled": sorted(prior.values) if prior else [],
-            "failed": sorted(prior.failed) if prior else [],
-            "rerun": in_flight,
-            "problems": recording.journal.problems,
-        },
+        resumed=RunResume(
+            after_seq=recording.last_seq,
+            settled=sorted(prior.values) if prior else [],
+            failed=sorted(prior.failed) if prior else [],
+            rerun=in_flight,
+            problems=recording.journal.problems,
+        ),
         run_id=recording.run_id,
         start_seq=recording.last_seq,
         budget=budget,

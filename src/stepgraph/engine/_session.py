@@ -50,7 +50,6 @@ from stepgraph.journal import (
     Prior,
     RecordedConfig,
     RunEnd,
-    RunResume,
     RunStart,
 )
 from stepgraph.model import Budget, RunResult, RunStatus, StepGraph, Verdict
@@ -129,7 +128,8 @@ class RunSession:
         if self.options.resumed is None:
             self._start()
         else:
-            self.journal.emit(RunResume(**self.options.resumed, budget=self.budget))
+            # A copy: the journal stamps the event it writes, and the options are the caller's.
+            self.journal.emit(self.options.resumed.model_copy(update={"budget": self.budget}))
         try:
             return self._stages()
         except RunParked:  # no `run.end`: the journal reads as unfinished, to be continued
