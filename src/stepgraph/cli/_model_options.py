@@ -108,6 +108,7 @@ def build_planner(
         "plan_retries": plan_retries,
         "syntax": plan_syntax or shape.plan_syntax,
         "read_goal": shape.read_goal,
+        "reason_first": shape.reason_first,
     }
     if scripted is not None:
         return Planner(ScriptedLLM.from_file(scripted), **asked)

@@ -466,6 +466,7 @@ def _run_again(
             # Older records have neither: JSON plans from the goal's words as typed.
             syntax="lines" if recording.start.config.plan_syntax == "lines" else "json",
             read_goal=bool(recording.start.config.read_goal),
+            reason_first=bool(recording.start.config.reason_first),
         )
         if texts
         else None,

@@ -29,6 +29,7 @@ from stepgraph.engine._options import RunConfig, RunOptions, require_planner
 from stepgraph.engine._planning import planned, repaired
 from stepgraph.engine._plans import PlanBook
 from stepgraph.engine._remembering import Remembering
+from stepgraph.engine._signing import seal_verified
 from stepgraph.engine._streaming import EarlyStart, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
@@ -189,6 +190,7 @@ class RunSession:
                     plan_retries=getattr(planner, "plan_retries", None),  # any planner's
                     plan_syntax=getattr(planner, "syntax", None),
                     read_goal=getattr(planner, "read_goal", None),
+                    reason_first=getattr(planner, "reason_first", None),
                     cross_check=self.config.cross_check,
                     memory=self.config.memory is not None,
                     stream=self._streams(),
@@ -400,7 +402,7 @@ class RunSession:
         answer: str | None,
         status: RunStatus,
     ) -> RunResult:
-        self._end(status.value)
+        self._end(status.value, seal=self._seal(plan, status))
         return RunResult(
             run_id=self.journal.run_id,
             task=self.prepared.task.name,
@@ -433,9 +435,19 @@ class RunSession:
             plan=self.gate.awaiting,
         )
 
-    def _end(self, status: str, reason: BaseException | str | None = None) -> None:
+    def _seal(self, plan: StepGraph | None, status: RunStatus) -> str | None:
+        """A verified run's seal, so memory can tell runs of this machine from planted ones."""
+        if plan is None or status is not RunStatus.VERIFIED or not self.journal.heard:
+            return None
+        prints = tool_fingerprints(self.prepared.tools)
+        goal = self.prepared.task.goal
+        return seal_verified(self.journal.run_id, goal, self.plans.hash(plan), prints)
+
+    def _end(
+        self, status: str, reason: BaseException | str | None = None, seal: str | None = None
+    ) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
         why = None if reason is None else f"{type(reason).__name__}: {reason}"
         if isinstance(reason, str):
             why = reason
-        self.journal.emit(RunEnd(status=status, duration_ms=elapsed, reason=why))
+        self.journal.emit(RunEnd(status=status, duration_ms=elapsed, reason=why, seal=seal))

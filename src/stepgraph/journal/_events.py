@@ -41,6 +41,9 @@ class RecordedConfig(BaseModel):
     plan_retries: int | None = Field(None, description="The planner's tries per plan.")
     plan_syntax: str | None = Field(None, description="'json' or 'lines' plans.")
     read_goal: bool | None = Field(None, description="Whether the goal's quantities were read.")
+    reason_first: bool | None = Field(
+        None, description="Whether the model reasoned in words before its plan."
+    )
     cross_check: bool = Field(False, description="Whether a second plan had to agree.")
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
@@ -320,6 +323,9 @@ class RunEnd(JournalEvent):
     status: str
     duration_ms: float
     reason: str | None = None  # why a run ended early: the error, with its kind
+    # A verified run's HMAC (this machine's key) of its run id, goal, plan hash and tool
+    # fingerprints: plan memory recalls only sealed runs, for a journal is easy to write by hand.
+    seal: str | None = None
 
 
 _TYPED: tuple[type[JournalEvent], ...] = (
