@@ -16,14 +16,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports() -> nx.DiGraph:
-    """Module -> module it imports at import time (imports under TYPE_CHECKING excluded)."""
+def _imports(*, typing_too: bool = False) -> nx.DiGraph:
+    """Module -> module it imports at import time (imports under TYPE_CHECKING excluded,
+    unless `typing_too`: then every import the module names, wherever it stands)."""
     modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
     graph = nx.DiGraph()
     for name, path in modules.items():
         graph.add_node(name)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = _all_imports(tree) if typing_too else _runtime_imports(tree)
+        for node in found:
             for target in _targets(node, package):
                 if target in modules and target != name:
                     graph.add_edge(name, target)
@@ -43,6 +46,10 @@ def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
 
     visit(tree)
     return found
+
+
+def _all_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def _targets(node: ast.Import | ast.ImportFrom, package: str) -> list[str]:
@@ -66,6 +73,26 @@ GRAPH = _imports()
 def test_no_module_imports_itself_back():
     """No import cycles between modules, at import time (lazy imports inside functions too)."""
     cycles = [sorted(group) for group in nx.strongly_connected_components(GRAPH) if len(group) > 1]
+    assert cycles == []
+
+
+def _is_package(module: str) -> bool:
+    return (PACKAGE.parent / module.replace(".", "/") / "__init__.py").is_file()
+
+
+def test_no_two_modules_of_a_folder_name_each_other_even_for_types():
+    """Inside each folder no circle of imports, counting those under TYPE_CHECKING: a
+    type-only import back is still two modules that must be read together. A folder's
+    `__init__` only re-exports, and is left out."""
+    graph = _imports(typing_too=True)
+    inside = nx.DiGraph(
+        (a, b)
+        for a, b in graph.edges
+        if a.rpartition(".")[0] == b.rpartition(".")[0]
+        and not _is_package(a)
+        and not _is_package(b)
+    )
+    cycles = [sorted(group) for group in nx.strongly_connected_components(inside) if len(group) > 1]
     assert cycles == []
 
 

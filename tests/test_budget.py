@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -314,3 +315,43 @@ def test_a_run_stopped_before_its_repair_resumes_into_the_repair(httpserver, tmp
     assert result.status is RunStatus.VERIFIED and result.answer == "3 nights"
     assert [r.purpose for r in read_journal(journal).of_kind("llm.request")] == ["plan", "repair"]
     assert result.budget.used.model_calls == 2
+
+
+def test_the_limits_are_a_typed_field_of_run_start_and_of_run_resume(tmp_path):
+    """`run.start` and `run.resume` record the limits as a `Budget`; the caller's options stay."""
+    journal = tmp_path / "j.jsonl"
+    options = RunOptions(budget=Budget(tool_calls=2))
+    with pytest.raises(BudgetExceededError):
+        Engine().run(EXAMPLES / "migration.yaml", journal=journal, options=options)
+    assert options.policy is None and options.plan_file is None  # not written to by the run
+    resume(journal, budget=Budget(tool_calls=4))
+    events = read_journal(journal)
+    [start], [again] = events.of_kind("run.start"), events.of_kind("run.resume")
+    assert start.budget == Budget(tool_calls=2)
+    assert again.budget == Budget(tool_calls=4)
+    assert "budget" not in (start.model_extra or {})
+
+
+def test_a_run_without_limits_records_no_budget(tmp_path):
+    """Nothing limited: `run.start` records no budget (an empty one would read as limits)."""
+    journal = tmp_path / "j.jsonl"
+    Engine().run(EXAMPLES / "migration.yaml", journal=journal)
+    assert read_journal(journal).events[0].budget is None
+    assert json.loads(journal.read_text().splitlines()[0])["budget"] is None
+
+
+def test_an_older_journal_s_limits_and_links_still_read(tmp_path):
+    """A `run.start` line written before these fields were typed reads into them."""
+    journal = tmp_path / "j.jsonl"
+    Engine().run(EXAMPLES / "migration.yaml", journal=journal)
+    lines = journal.read_text().splitlines()
+    start = json.loads(lines[0])
+    start["config"] = {"repair_rounds": 1, "plan_retries": None, "stream": False}
+    start["budget"] = {"tool_calls": 9}
+    start["replay_of"] = {"run_id": "abc", "journal": "x.jsonl", "from_step": None, "live": False}
+    journal.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    read = read_journal(journal).events[0]
+    assert read.budget == Budget(tool_calls=9)
+    assert read.replay_of is not None and read.replay_of.run_id == "abc"
+    assert read.config.repair_rounds == 1 and "plan_retries" in read.config.model_fields_set
+    assert journal_budget(read_journal(journal).events).limits.tool_calls == 9

@@ -36,7 +36,11 @@ def test_replaying_a_run_calls_no_tool_and_is_identical(tmp_path):
     report = replay(tmp_path / "j.jsonl", tools=[probe])
     assert report.identical, report.divergences
     assert calls == ["x"]
-    assert read_journal(report.journal).of_kind("run.start")[0].model_extra["replay_of"]["run_id"]
+    source = read_journal(tmp_path / "j.jsonl").events[0].run_id
+    start = read_journal(report.journal).of_kind("run.start")[0]
+    assert start.replay_of is not None and start.replay_of.run_id == source
+    assert start.run_id != source  # a replay is a run of its own
+    assert report.result.run_id == start.run_id
 
 
 def test_a_planned_and_repaired_run_replays_without_the_model(tmp_path):
@@ -183,7 +187,8 @@ def test_fork_from_a_step_reuses_what_came_before_and_names_its_parent(tmp_path)
     assert calls == ["b"]
     assert report.result.answer == "3"
     start = read_journal(report.journal).of_kind("run.start")[0]
-    assert start.model_extra["parent"]["journal"] == str(tmp_path / "j.jsonl")
+    assert start.parent is not None and start.parent.journal == str(tmp_path / "j.jsonl")
+    assert start.parent.from_step == "b" and start.replay_of is None
     assert start.run_id != read_journal(tmp_path / "j.jsonl").events[0].run_id
 
 
@@ -388,3 +393,20 @@ def test_a_killed_then_resumed_run_replays_identical_calling_nothing(tmp_path, f
     copy = read_journal(tmp_path / "j.replay.jsonl")
     assert [e.step for e in copy.of_kind("action")] == ["a", "b", "c"]
     assert copy.of_kind("answer")[0].text == "total 7"
+
+
+def test_stepgraph_runs_lists_each_replay_as_its_own_row(tmp_path):
+    """`stepgraph runs`: a run and two replays of it are three ids; the replays say of what."""
+    runs = tmp_path / "runs"
+    original = Engine(journal_dir=runs).run(EXAMPLES / "migration.yaml")
+    for n in range(2):
+        replay(original.journal, out=runs / f"replay-{n}.jsonl")
+    listed = invoke("runs", "--runs", runs)
+    assert listed.exit_code == 0, listed.output
+    from stepgraph.journal import RunIndex
+
+    rows = RunIndex(runs).runs()
+    assert len({row.run_id for row in rows}) == 3
+    assert sorted(row.replay_of or "" for row in rows) == ["", original.run_id, original.run_id]
+    assert "replay of" in listed.output
+    assert all(row.run_id in flat(listed.output) for row in rows)

@@ -242,7 +242,7 @@ def test_a_run_where_a_person_approved_replays_without_streaming(tmp_path):
     path = tmp_path / "s.jsonl"
     with ChatStreamServer([bad_then_more(), PLAN], tokens_per_second=FAST) as server:
         run(server, path, task(stream=True), approval=ApprovalPolicy.ASK, approver=Person())
-    assert read_journal(path).events[0].config["stream"] is False
+    assert read_journal(path).events[0].config.stream is False
     report = replay(path, tools=[send_report])
     assert report.identical, report.divergences
 
@@ -280,3 +280,71 @@ def test_a_plan_that_fails_whole_plan_checks_at_its_end_goes_back_to_the_planner
     assert any("answer template" in p and "${weeks}" in p for p in invalid.problems)
     assert seq(journal, "action", "rate") < seq(journal, "plan.invalid")  # started, then refused
     assert result.status is RunStatus.VERIFIED and result.answer == "3 nights (962.28 GB per night)"
+
+
+class _WholeAnswers:
+    """A client that declares no streaming: only `complete`."""
+
+    model = "whole"
+
+    def __init__(self, texts):
+        self.texts = list(texts)
+
+    def complete(self, messages, *, schema=None, attempt=1):
+        from stepgraph.planner import LLMReply
+
+        return LLMReply(text=self.texts.pop(0), model=self.model)
+
+
+def test_the_scripted_model_hands_its_answer_out_piece_by_piece():
+    """`ScriptedLLM.stream_complete` shows the answer growing, and stops where told."""
+    from stepgraph.planner import StreamingClient
+    from stepgraph.testing import ScriptedLLM
+
+    seen: list[str] = []
+    model = ScriptedLLM([PLAN, PLAN])
+    assert isinstance(model, StreamingClient)
+    reply = model.stream_complete([], on_text=lambda text: seen.append(text) or True)
+    assert reply.text == PLAN and reply.stream == "complete"
+    assert len(seen) > 2 and seen[-1] == PLAN
+    assert all(later.startswith(earlier) for earlier, later in zip(seen, seen[1:], strict=False))
+    stopped = model.stream_complete([], on_text=lambda text: len(text) < 100)
+    assert stopped.stream == "stopped" and PLAN.startswith(stopped.text) and stopped.text != PLAN
+
+
+def test_the_scripted_model_streams_its_plan_into_an_offline_run(tmp_path):
+    """`ScriptedLLM` is a `StreamingClient`: with `stream=True` its plan streams into the run."""
+    from stepgraph.testing import ScriptedLLM
+
+    path = tmp_path / "s.jsonl"
+    result = Engine(planner=Planner(ScriptedLLM([PLAN])), stream=True).run(task(), journal=path)
+    journal = read_journal(path)
+    assert result.status is RunStatus.VERIFIED
+    assert journal.events[0].config.stream is True
+    assert [e.stream for e in journal.events if e.event == "llm.response"] == ["complete"]
+
+
+def test_stream_with_scripted_on_the_command_line_streams(tmp_path):
+    """`stepgraph run --stream --scripted FILE`: the scripted answer streams into the run."""
+    (tmp_path / "t.yaml").write_text(json.dumps({"name": "t", "goal": GOAL, "inputs": INPUTS}))
+    (tmp_path / "s.yaml").write_text(json.dumps({"scripted": True, "responses": [PLAN]}))
+    path = tmp_path / "s.jsonl"
+    args = ["run", tmp_path / "t.yaml", "--stream", "--scripted", tmp_path / "s.yaml"]
+    result = invoke(*args, "--journal", path)
+    assert result.exit_code == 0, result.output
+    journal = read_journal(path)
+    assert journal.events[0].config.stream is True
+    assert [e.stream for e in journal.events if e.event == "llm.response"] == ["complete"]
+
+
+def test_a_client_that_cannot_stream_reads_the_plan_whole_and_records_so(tmp_path):
+    """Asked to stream, a client without `stream_complete`: nothing starts early, and
+    `run.start` records that the run did not stream (so its replay does not either)."""
+    path = tmp_path / "s.jsonl"
+    engine = Engine(planner=Planner(_WholeAnswers([PLAN])), stream=True)
+    result = engine.run(task(), journal=path)
+    journal = read_journal(path)
+    assert result.status is RunStatus.VERIFIED
+    assert journal.events[0].config.stream is False
+    assert seq(journal, "llm.response") < seq(journal, "action")
+    assert [e.stream for e in journal.events if e.event == "llm.response"] == [None]

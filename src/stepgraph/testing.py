@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,15 @@ class ScriptFile(BaseModel):
     responses: list[str] = Field(min_length=1, description="The model's answers, in order.")
 
 
+STREAMED_PIECE = 32  # characters a scripted answer grows by when it is streamed
+
+
 class ScriptedLLM:
-    """A model that answers from a list of prepared responses and records what it was asked."""
+    """A model that answers from a list of prepared responses and records what it was asked.
+
+    It streams too (a `StreamingClient`): `--stream --scripted` starts read-only steps
+    while the prepared answer is handed out piece by piece, as an endpoint writes it.
+    """
 
     model = "scripted"
 
@@ -57,6 +64,24 @@ class ScriptedLLM:
         prompt_chars = sum(len(message["content"]) for message in messages)
         usage = {"prompt_chars": prompt_chars, "completion_chars": len(text)}
         return LLMReply(text=text, usage=usage, mode="text", model=self.model)
+
+    def stream_complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        on_text: Callable[[str], bool],
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
+    ) -> LLMReply:
+        """The next prepared response, shown to `on_text` as it grows; False stops it there."""
+        reply = self.complete(messages, schema=schema, attempt=attempt)
+        text = reply.text
+        for end in range(STREAMED_PIECE, len(text) + STREAMED_PIECE, STREAMED_PIECE):
+            if not on_text(text[:end]):  # what was shown is the answer, as an endpoint's is
+                reply.text, reply.stream = text[:end], "stopped"
+                return reply
+        reply.stream = "complete"
+        return reply
 
 
 __all__ = ["ScriptFile", "ScriptedLLM"]

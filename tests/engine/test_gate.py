@@ -305,11 +305,11 @@ def test_any_change_to_the_subject_changes_its_hash(first, second):
 
 
 def test_every_path_that_executes_tools_goes_through_the_gate():
-    """Tools run only inside a run session (after `_approve`), its read-only pre-run, and the
+    """Tools run only inside a run session (after the gate), its read-only pre-run, and the
     cross-check's read-only second plan. A new caller must be routed through the gate (and
     added here with the reason it is safe)."""
     allowed = {
-        ("engine/_session.py", "execute"),  # after RunSession._approve
+        ("engine/_session.py", "execute"),  # after the gate (`engine/_gate.py`) approved
         ("engine/_per_step.py", "execute"),  # read-only steps only, before the decision
         ("engine/_cross.py", "execute"),  # the second plan: tools without side effects only
         ("engine/_engine.py", "RunSession"),  # Engine.run: the one way into a session
@@ -328,7 +328,7 @@ def test_every_path_that_executes_tools_goes_through_the_gate():
                 if name in ("execute", "RunSession", "run_read_only"):
                     where = str(path.relative_to(package))
                     if name == "run_read_only":
-                        assert where == "engine/_session.py"  # inside _approve
+                        assert where == "engine/_gate.py"  # inside ApprovalGate.approve
                         continue
                     found.add((where, name))
     assert found == allowed

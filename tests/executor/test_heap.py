@@ -78,3 +78,77 @@ def test_checking_a_plan_leaves_the_collector_as_it_found_it(enabled):
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def _frozen_during_a_run(tmp_path, **engine_options) -> list[int]:
+    """The frozen-object count seen by a tool while a run calls it."""
+    from stepgraph import tool
+
+    seen: list[int] = []
+
+    @tool
+    def look(x: float) -> float:
+        """Report how much of the heap is frozen; return x."""
+        seen.append(gc.get_freeze_count())
+        return x
+
+    task = make_task([{"id": "a", "tool": "look", "args": {"x": 1}}])
+    Engine(tools=[look], journal_dir=tmp_path, **engine_options).run(task)
+    return seen
+
+
+def test_a_run_freezes_the_heap_by_default_and_not_when_switched_off(tmp_path):
+    """`Engine(freeze_heap=False)`: nothing is frozen while the run's tools are called."""
+    assert _frozen_during_a_run(tmp_path)[0] > 0
+    assert _frozen_during_a_run(tmp_path, freeze_heap=False) == [0]
+    assert gc.get_freeze_count() == 0
+
+
+_HOST = """
+import gc, sys
+from stepgraph import Engine
+gc.freeze()  # the host's, as before forking workers
+before = gc.get_freeze_count()
+result = Engine(journal_dir=sys.argv[1]).run(sys.argv[2])
+assert result.verified
+print(before, gc.get_freeze_count())
+"""
+
+
+def test_a_heap_the_host_froze_stays_frozen_after_runs(tmp_path):
+    """The pre-fork pattern: a host's `gc.freeze()` is not undone by a run's `unfreeze`.
+
+    In a fresh interpreter: the process's first freeze must be the host's.
+    """
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _HOST, str(tmp_path), str(EXAMPLES / "migration.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before, after = map(int, done.stdout.split())
+    assert before > 0 and after > 0.9 * before  # still frozen (a few frozen objects died)
+
+
+def test_the_command_line_s_own_freeze_is_handed_back_by_a_run(tmp_path):
+    """`freeze_imports` is stepgraph's: the run that follows it unfreezes the lot, as before."""
+    import subprocess
+
+    script = (
+        "import gc, sys\n"
+        "from stepgraph import Engine\n"
+        "from stepgraph.executor import freeze_imports\n"
+        "freeze_imports()\n"
+        "assert gc.get_freeze_count() > 0\n"
+        "Engine(journal_dir=sys.argv[1]).run(sys.argv[2])\n"
+        "print(gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), str(EXAMPLES / "migration.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(done.stdout) == 0

@@ -102,6 +102,22 @@ def test_fork_and_replay_through_the_api(server):
     assert server.post(f"/api/runs/{run_id}/replay").json()["identical"] is True
 
 
+def test_a_replay_is_a_run_of_its_own_linked_to_the_one_it_replays(server):
+    """The replay's row has its own id and page, which links back; the run's page is the run's."""
+    run_id = server.post("/api/runs", task="migration.yaml").json()["run_id"]
+    server.wait_status(run_id, "verified")
+    assert server.post(f"/api/runs/{run_id}/replay").json()["identical"] is True
+    rows = server.client.get("/api/runs").json()
+    [replayed] = [row for row in rows if row["replay_of"] == run_id]
+    assert replayed["run_id"] != run_id
+    page = server.client.get(f"/runs/{replayed['run_id']}")
+    assert page.status_code == 200
+    assert 'id="replay-of-link"' in page.text and f'href="/runs/{run_id}"' in page.text
+    original = server.client.get(f"/runs/{run_id}")
+    assert original.status_code == 200 and 'id="replay-of-link"' not in original.text
+    assert server.client.get(f"/api/runs/{run_id}").json()["replay_of"] is None
+
+
 def test_bad_requests_get_clear_errors_and_change_nothing(server):
     outside = server.post("/api/runs", task="../secret.yaml")
     assert (

@@ -146,13 +146,15 @@ def runs_command(
         index.rebuild()
     rows = index.runs(status=status, limit=limit)
     # The terminal's own width: the run id stays whole (it is what other commands take),
-    # the free text folds, and the parent column shows only when a run has one.
+    # the free text folds, and the parent and replay-of columns show only when a run has one.
     columns = ["run", "task", "status", "started", "duration", "answer"]
     if any(row.parent for row in rows):
         columns.append("parent")
+    if any(row.replay_of for row in rows):
+        columns.append("replay of")
     table = Table(title=f"Runs in {runs}", title_justify="left")
     for column in columns:
-        whole = column in ("run", "parent")
+        whole = column in ("run", "parent", "replay of")
         table.add_column(
             column,
             no_wrap=whole,
@@ -169,7 +171,11 @@ def runs_command(
             duration,
             Text(row.answer or ""),
         ]
-        table.add_row(*cells, *([row.parent or ""] if "parent" in columns else []))
+        if "parent" in columns:
+            cells.append(row.parent or "")
+        if "replay of" in columns:
+            cells.append(row.replay_of or "")
+        table.add_row(*cells)
     Console().print(table)
     if index.in_memory:  # a read-only runs folder lists all the same
         Console(stderr=True).print(f"note: {index.in_memory}", highlight=False)

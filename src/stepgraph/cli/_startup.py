@@ -28,13 +28,12 @@ numpy and Dask stay importable afterwards; only pint goes without them, in this 
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from stepgraph.executor import collector_paused
+from stepgraph.executor import collector_paused, freeze_imports
 
 # What pint imports when installed; hidden while pint is imported, then importable again.
 _ARRAY_PACKAGES = ("numpy", "dask")
@@ -78,5 +77,5 @@ def frozen_imports() -> Iterator[None]:
     with collector_paused():
         try:
             yield
-        finally:  # `gc.unfreeze()` hands it back; the executor's frozen heap does, after a run
-            gc.freeze()
+        finally:  # stepgraph's own freeze: a run's frozen heap hands it back when it ends
+            freeze_imports()

@@ -11,23 +11,19 @@ from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
     from stepgraph.engine._approval import (
-        HOW_TO_APPROVE,
         ApprovalSubject,
         Approver,
         Decision,
         ParkingApprover,
         PlanFile,
         PlanView,
-        RunParked,
         approval_subject,
-        effective_policy,
         plan_view,
     )
     from stepgraph.engine._budget import (
         BUDGET_LABELS,
         BudgetKeeper,
         journal_budget,
-        journal_usage,
         model_cost,
     )
     from stepgraph.engine._cancel import Cancellation
@@ -35,10 +31,10 @@ if _TYPE_CHECKING:
     from stepgraph.engine._engine import Engine, check_journal_free, run
     from stepgraph.engine._given import check_given_plan
     from stepgraph.engine._memory import PlanMemory, RecallOutcome, Remembered
+    from stepgraph.engine._options import RunConfig, RunOptions
     from stepgraph.engine._park import (
         ParkedRun,
         PendingDecision,
-        check_decision,
         continue_decided,
         decide,
         parked,
@@ -46,12 +42,10 @@ if _TYPE_CHECKING:
     )
     from stepgraph.engine._replay import ReplayReport, code_inside, replay
     from stepgraph.engine._resume import resume
-    from stepgraph.engine._session import RunConfig, RunOptions, tool_fingerprints
     from stepgraph.engine._states import journal_step_states, recorded_step_states
 
 __all__ = [
     "BUDGET_LABELS",
-    "HOW_TO_APPROVE",
     "ApprovalSubject",
     "Approver",
     "BudgetKeeper",
@@ -70,19 +64,15 @@ __all__ = [
     "ReplayReport",
     "RunConfig",
     "RunOptions",
-    "check_given_plan",
-    "RunParked",
-    "check_decision",
-    "check_journal_free",
     "approval_subject",
+    "check_given_plan",
+    "check_journal_free",
     "code_inside",
     "compare",
     "continue_decided",
     "decide",
-    "effective_policy",
     "journal_budget",
     "journal_step_states",
-    "journal_usage",
     "model_cost",
     "parked",
     "plan_view",
@@ -91,7 +81,6 @@ __all__ = [
     "replay",
     "resume",
     "run",
-    "tool_fingerprints",
 ]
 
 _MODULES = {
@@ -103,7 +92,6 @@ _MODULES = {
     "Decision": "stepgraph.engine._approval",
     "Divergence": "stepgraph.engine._compare",
     "Engine": "stepgraph.engine._engine",
-    "HOW_TO_APPROVE": "stepgraph.engine._approval",
     "ParkedRun": "stepgraph.engine._park",
     "ParkingApprover": "stepgraph.engine._approval",
     "PendingDecision": "stepgraph.engine._park",
@@ -113,21 +101,17 @@ _MODULES = {
     "RecallOutcome": "stepgraph.engine._memory",
     "Remembered": "stepgraph.engine._memory",
     "ReplayReport": "stepgraph.engine._replay",
-    "RunConfig": "stepgraph.engine._session",
-    "RunOptions": "stepgraph.engine._session",
-    "RunParked": "stepgraph.engine._approval",
+    "RunConfig": "stepgraph.engine._options",
+    "RunOptions": "stepgraph.engine._options",
     "approval_subject": "stepgraph.engine._approval",
-    "check_decision": "stepgraph.engine._park",
     "check_given_plan": "stepgraph.engine._given",
     "check_journal_free": "stepgraph.engine._engine",
     "code_inside": "stepgraph.engine._replay",
     "compare": "stepgraph.engine._compare",
     "continue_decided": "stepgraph.engine._park",
     "decide": "stepgraph.engine._park",
-    "effective_policy": "stepgraph.engine._approval",
     "journal_budget": "stepgraph.engine._budget",
     "journal_step_states": "stepgraph.engine._states",
-    "journal_usage": "stepgraph.engine._budget",
     "model_cost": "stepgraph.engine._budget",
     "parked": "stepgraph.engine._park",
     "plan_view": "stepgraph.engine._approval",
@@ -136,7 +120,6 @@ _MODULES = {
     "replay": "stepgraph.engine._replay",
     "resume": "stepgraph.engine._resume",
     "run": "stepgraph.engine._engine",
-    "tool_fingerprints": "stepgraph.engine._session",
 }
 
 

@@ -27,6 +27,8 @@ from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import (
     check_answer_template,
+    effect_verdict,
+    inert_inputs,
     said_words,
     trace_answer,
     write_said_units,
@@ -195,3 +197,45 @@ def failures_of(execution: Execution, verdicts: list[Verdict]) -> list[str]:
         if not v.passed
     ]
     return failures
+
+
+def answer_effect(plan: StepGraph, execution: Execution, prepared: PreparedTask) -> Verdict | None:
+    """A failed verdict when a number the plan read from the goal never changes its answer."""
+    template = prepared.answer or plan.answer
+    ids = [step.id for step in plan.steps]
+    first = next((r.step for r in find_references(template or "") if r.step in ids), None)
+    ran = [sid for sid in ids if sid in execution.values]
+    targets = {first} if first is not None else set(ran[-1:])
+    if not targets <= set(execution.values):
+        return None
+    unused = {entry.number for entry in plan.unused}
+    names = [
+        name
+        for name, item in plan.inputs.items()
+        if not any(number in item.quote for number in unused)
+    ]
+    inputs = prepared.for_plan(plan).inputs
+    inert = inert_inputs(plan.steps, execution.actions, execution.values, inputs, names, targets)
+    return effect_verdict(inert, {name: item.quote for name, item in plan.inputs.items()})
+
+
+def answer_steps(
+    task: PreparedTask, plan: StepGraph, execution: Execution, sources: dict[str, str]
+) -> set[str]:
+    """The steps the answer's value comes from: the template's, the traced, or the last.
+
+    A template's value is its first step: in "${total} (bio ${bio}, geo ${geo})" the
+    parts beside the headline being checked says nothing of the headline.
+    """
+    steps = {step.id for step in plan.steps}
+    template = task.answer or plan.answer
+    if template:
+        first = next((r.step for r in find_references(template) if r.step in steps), None)
+        named = {first} if first is not None else set()
+    else:
+        named = {name for names in sources.values() for name in names.split(", ")}
+    named &= steps
+    if named or template:
+        return named
+    last = [step.id for step in plan.steps if step.id in execution.values][-1:]
+    return set(last)

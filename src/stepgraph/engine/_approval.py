@@ -97,6 +97,16 @@ def tool_prints(tools: ToolRegistry) -> dict[str, str]:
     return prints
 
 
+def tool_fingerprints(tools: ToolRegistry) -> dict[str, str]:
+    """A short hash of each tool's schema, so a replay can tell that a tool changed."""
+    return {
+        item.name: hashlib.sha256(json.dumps(item.schema(), sort_keys=True).encode()).hexdigest()[
+            :12
+        ]
+        for item in tools
+    }
+
+
 def approval_subject(
     plan: StepGraph,
     prepared: PreparedTask,

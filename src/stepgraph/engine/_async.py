@@ -1,4 +1,4 @@
-"""The engine for asyncio: `await engine.arun(...)` and `async for e in engine.stream(...)`.
+"""The engine for asyncio: `await engine.arun(...)` and `async for e in engine.events(...)`.
 
 A run is synchronous inside (the scheduler has its own threads or Dask); here it runs in
 a worker thread, and its journal events cross to the event loop through a queue as they
@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stepgraph.journal import JournalEvent
 from stepgraph.model import RunResult
 
-if TYPE_CHECKING:
-    from stepgraph.engine._engine import Engine
-
+# What both functions are handed: `Engine.run` (taken as a callable, so this module and the
+# engine's never import each other).
+RunCall = Callable[..., RunResult]
 _DONE = object()  # the end of the stream, put on the queue after the last event
 
 
-async def arun(engine: Engine, task: Any, **options: Any) -> RunResult:
+async def arun(run: RunCall, task: Any, **options: Any) -> RunResult:
     """`Engine.run` without blocking the event loop."""
-    return await asyncio.to_thread(engine.run, task, **options)
+    return await asyncio.to_thread(run, task, **options)
 
 
-async def stream(engine: Engine, task: Any, **options: Any) -> AsyncIterator[JournalEvent]:
+async def events(run: RunCall, task: Any, **options: Any) -> AsyncIterator[JournalEvent]:
     """Run a task and yield each journal event as it is written; the run's error is raised last.
 
     Closing the iterator early does not stop the run (a step in flight is not
@@ -41,7 +41,7 @@ async def stream(engine: Engine, task: Any, **options: Any) -> AsyncIterator[Jou
 
     def work() -> RunResult:
         try:
-            return engine.run(task, listeners=listeners, **options)
+            return run(task, listeners=listeners, **options)
         finally:
             loop.call_soon_threadsafe(queue.put_nowait, _DONE)
 

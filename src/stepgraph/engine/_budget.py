@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from stepgraph.exceptions import BudgetExceededError, TaskFileError
 from stepgraph.journal import (
@@ -35,9 +35,6 @@ from stepgraph.journal import (
     read_journal,
 )
 from stepgraph.model import Budget, BudgetReport, BudgetUsage, Price
-
-if TYPE_CHECKING:
-    from stepgraph.engine._session import RunOptions
 
 # What each limit is called by people and by the command line.
 BUDGET_LABELS = {
@@ -157,6 +154,11 @@ class BudgetKeeper:
             cost = model_cost(model, prompt, completion, self.limits.price, when)
             used.cost = None if cost is None or used.cost is None else used.cost + cost
 
+    @property
+    def recorded(self) -> Budget | None:
+        """The limits for the run's first event to record; None when nothing is limited."""
+        return self.limits if self.limits.model_dump(exclude_none=True) else None
+
     def usage(self) -> BudgetUsage:
         """What has been used so far, wall time up to now."""
         self.used.wall_time = round(self._earlier_wall + self._clock() - self._started, 3)
@@ -206,10 +208,8 @@ def recorded_limits(events: Iterable[JournalEvent]) -> Budget:
     """The budget a journal's run had last: `run.start` and each `run.resume` record it."""
     limits = Budget()
     for event in events:
-        if isinstance(event, RunStart | RunResume):
-            recorded = (event.model_extra or {}).get("budget")
-            if recorded:
-                limits = Budget.model_validate(recorded)
+        if isinstance(event, RunStart | RunResume) and event.budget is not None:
+            limits = event.budget
     return limits
 
 
@@ -242,31 +242,32 @@ def journal_budget(events: list[JournalEvent]) -> BudgetReport:
 
 
 def budget_keeper(
-    task_budget: Budget | None, options: RunOptions, model: str | None, journal: Path
+    task_budget: Budget | None,
+    asked: Budget | None,
+    *,
+    resumed: bool,
+    model: str | None,
+    journal: Path,
 ) -> BudgetKeeper:
     """The keeper of one run: the task's limits, then a resumed run's, then the caller's.
 
-    The limits are recorded in `run.start` (or `run.resume`), so `show` and a later
-    resume know them; a resumed run starts from what its journal says was used.
+    Its `recorded` limits are for `run.start` (or `run.resume`) to record, so `show` and a
+    later resume know them; a resumed run starts from what its journal says was used.
 
     Raises:
         TaskFileError: a cost limit for a model whose price is not known.
     """
     limits = task_budget or Budget()
     used = None
-    if options.resumed is not None:
+    if resumed:
         events = read_journal(journal).events
         limits = limits.merged(recorded_limits(events))
         used = journal_usage(events, limits.price)
-    limits = limits.merged(options.budget)
+    limits = limits.merged(asked)
     if limits.cost is not None and model and not price_known(model, limits.price):
         raise TaskFileError(
             f"a cost limit needs the price of model '{model}', and genai-prices does not "
             "know it: give one, e.g. --price-per-mtok input=0.15,output=0.6 (dollars per "
             "million tokens), or 'price:' under the task's 'budget:'"
         )
-    recorded = limits.model_dump(mode="json", exclude_none=True)
-    if recorded:
-        fields = options.resumed if options.resumed is not None else options.start_fields
-        fields["budget"] = recorded
     return BudgetKeeper(limits, used=used, journal=str(journal))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import stat
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from stepgraph.engine._approval import Approver, PlanFile
-    from stepgraph.engine._session import RunConfig, RunOptions
+    from stepgraph.engine._options import RunConfig, RunOptions
     from stepgraph.executor import Backend
     from stepgraph.journal import JournalEvent, Listener
     from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph
@@ -57,8 +59,14 @@ class Engine:
         mcp_servers: Iterable[McpServerSpec | str | dict[str, Any]] = (),
         stream: bool | None = None,
         memory: bool = False,
+        freeze_heap: bool = True,
     ) -> None:
-        """`memory`: recall verified plans of `journal_dir` for typed goals of the same shape."""
+        """`memory`: recall verified plans of `journal_dir` for typed goals of the same shape.
+
+        `freeze_heap`: each run calls `gc.freeze()` at its start and `gc.unfreeze()` at its
+        end, so full collections skip the objects that existed before it; False leaves the
+        collector to the host. A heap the host froze itself is left frozen either way.
+        """
         self.tools = default_registry()
         # Started by each prepare, with the task's own; stopped when the run ends.
         self.mcp_servers = [as_spec(server) for server in mcp_servers]
@@ -72,6 +80,7 @@ class Engine:
             "max_workers": max_workers,
             "cross_check": cross_check,
             "stream": stream,
+            "freeze_heap": freeze_heap,
         }
         self._memory = memory
         self._config: RunConfig | None = None
@@ -80,7 +89,7 @@ class Engine:
     def config(self) -> RunConfig:
         """What every run of this engine shares (made on first use: validating needs none)."""
         if self._config is None:
-            from stepgraph.engine._session import RunConfig
+            from stepgraph.engine._options import RunConfig
             from stepgraph.executor import ThreadBackend
 
             memory = None
@@ -92,10 +101,6 @@ class Engine:
                 backend=self._backend or ThreadBackend, memory=memory, **self._settings
             )
         return self._config
-
-    @config.setter
-    def config(self, config: RunConfig) -> None:
-        self._config = config
 
     @property
     def planner(self) -> Planner | None:
@@ -167,7 +172,7 @@ class Engine:
         journal: Path | str | None = None,
     ) -> StepGraph:
         """Ask the planner for a validated plan, journaling every model exchange."""
-        from stepgraph.engine._session import require_planner
+        from stepgraph.engine._options import require_planner
         from stepgraph.journal import JournalWriter
 
         prepared = self.prepare(task, overrides=overrides)
@@ -203,10 +208,12 @@ class Engine:
         for a resumed run the journal to continue.
         """
         from stepgraph.engine._budget import budget_keeper
-        from stepgraph.engine._session import RunOptions, RunSession, require_planner
+        from stepgraph.engine._options import RunOptions, require_planner
+        from stepgraph.engine._session import RunSession
         from stepgraph.journal import Guard, JournalWriter, NullJournal
 
-        options = options or RunOptions()
+        # The caller's options are not written to: this run's are a copy with the gate's own.
+        options = dataclasses.replace(options) if options is not None else RunOptions()
         continuing = options.resumed is not None
         if journal is not None and journal is not False and not continuing:
             check_journal_free(Path(journal), replace=replace_journal)
@@ -230,7 +237,9 @@ class Engine:
         if replace_journal:
             unlink_journal(path)  # the writer appends
         model = self.planner.client.model if self.planner else None
-        keeper = budget_keeper(prepared.task.budget, options, model, path)
+        keeper = budget_keeper(
+            prepared.task.budget, options.budget, resumed=continuing, model=model, journal=path
+        )
         guards: list[Guard] = [keeper.check]
         if options.cancel is not None:
             guards.append(options.cancel.check)
@@ -242,7 +251,8 @@ class Engine:
             start_seq=options.start_seq,
         )
         with prepared.resources, writer:  # the task's MCP servers stop with the run
-            result = RunSession(self.config, prepared, writer, options).run()
+            session = RunSession(self.config, prepared, writer, options, budget=keeper.recorded)
+            result = session.run()
         result.budget = keeper.report()
         return result
 
@@ -250,15 +260,30 @@ class Engine:
         """`run` for asyncio: the run goes on in a thread, the event loop stays free."""
         from stepgraph.engine import _async
 
-        return await _async.arun(self, task, **options)
+        return await _async.arun(self.run, task, **options)
+
+    def events(
+        self, task: Task | Path | str | PreparedTask, **options: Any
+    ) -> AsyncIterator[JournalEvent]:
+        """Run, yielding each journal event as written: ``async for e in engine.events(t)``.
+
+        (Not `stream=True`, which streams the plan from the model into the run.)
+        """
+        from stepgraph.engine import _async
+
+        return _async.events(self.run, task, **options)
 
     def stream(
         self, task: Task | Path | str | PreparedTask, **options: Any
     ) -> AsyncIterator[JournalEvent]:
-        """Run, yielding each journal event as written: ``async for e in engine.stream(t)``."""
-        from stepgraph.engine import _async
-
-        return _async.stream(self, task, **options)
+        """Deprecated: `events`. The old name read as `stream=True`, a different thing."""
+        warnings.warn(
+            "Engine.stream(task) is now Engine.events(task); Engine(stream=True) is what "
+            "streams the plan from the model. The old name goes in the next release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.events(task, **options)
 
     def _journal_path(self, name: str) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
@@ -323,6 +348,7 @@ def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
         "mcp_servers",
         "stream",
         "memory",
+        "freeze_heap",
     )
     engine_options = {key: options.pop(key) for key in names if key in options}
     return Engine(**engine_options).run(task, **options)

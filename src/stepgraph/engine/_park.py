@@ -30,8 +30,9 @@ from stepgraph.engine._approval import (
 from stepgraph.engine._cancel import Cancellation
 from stepgraph.engine._engine import Engine
 from stepgraph.engine._given import check_given_plan
+from stepgraph.engine._options import RunOptions
 from stepgraph.engine._recall import recall_note
-from stepgraph.engine._session import RunOptions
+from stepgraph.engine._recorded import engine_from, prepared_from
 from stepgraph.engine._signing import sign_decision
 from stepgraph.exceptions import (
     ApprovalError,
@@ -54,6 +55,7 @@ from stepgraph.journal import (
     PlanRejected,
     Prior,
     Recording,
+    RunResume,
     read_journal,
 )
 from stepgraph.model import ApprovalPolicy, RunResult, StepGraph
@@ -79,7 +81,7 @@ class ParkedRun:
 
     def view(self, engine: Engine | None = None) -> PlanView:
         """The plan as a person reviews it (rows, critical path, side effects)."""
-        prepared = _prepared(self.recording, engine or Engine())
+        prepared = prepared_from(self.recording, engine or Engine())
         with prepared.resources:
             return plan_view(self.plan, prepared, origin=self.origin())
 
@@ -204,13 +206,8 @@ class PendingDecision:
         """
         recording = self.state.recording  # as it parked: the decision is not in it
         last_seq = recording.last_seq + (1 if self.recorded else 0)
-        engine = Engine(
-            tools=self.tools,
-            planner=self.planner,
-            repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-            cross_check=bool(recording.start.config.get("cross_check", False)),
-        )
-        prepared = _prepared(recording, engine)
+        engine = engine_from(recording, tools=self.tools, planner=self.planner)
+        prepared = prepared_from(recording, engine)
         plan = self.state.plan
         options = RunOptions(
             policy=ApprovalPolicy.ASK,  # it parked asking; a decision is what it waits for
@@ -218,7 +215,7 @@ class PendingDecision:
             awaiting_round=sum(e.event == "plan.repair" for e in recording.journal.events),
             reuse=_settled(recording, prepared, plan),
             approver=ParkingApprover(self.decision),
-            resumed={"after_seq": last_seq, "problems": recording.journal.problems},
+            resumed=RunResume(after_seq=last_seq, problems=recording.journal.problems),
             run_id=recording.run_id,
             start_seq=last_seq,
             recorded=self.decision if self.recorded else None,
@@ -347,7 +344,7 @@ def check_decision(
         )
     if decision.action == "revise" and planner is None:
         raise ApprovalError("a revision needs a planner (a model) configured")
-    prepared = _prepared(state.recording, Engine(tools=tools))
+    prepared = prepared_from(state.recording, Engine(tools=tools))
     with prepared.resources:
         check_bound(state, decision, approval_hash(state.plan, prepared))
         if decision.action == "edit":
@@ -424,11 +421,6 @@ def _settled(
 def edited_plans(journal: Journal) -> frozenset[str]:
     """The hashes of the plans a person wrote at an approval of this run (``plan.edited``)."""
     return frozenset(event.plan_hash for event in journal.events if isinstance(event, PlanEdited))
-
-
-def _prepared(recording: Recording, engine: Engine) -> PreparedTask:
-    loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
-    return dataclasses.replace(loaded, inputs=recording.inputs)
 
 
 LOCK_WAIT = 1.0  # seconds a decider waits for another one to record its decision

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 from collections import deque
@@ -14,12 +13,13 @@ from typing import Any
 
 import networkx as nx
 
-from stepgraph.engine._approval import Decision, PlanView, RunParked
+from stepgraph.engine._approval import Decision, PlanView, RunParked, tool_fingerprints
 from stepgraph.engine._budget import recorded_limits
 from stepgraph.engine._compare import Divergence, compare_files
-from stepgraph.engine._engine import Engine, check_journal_free, refuse_code, unlink_journal
+from stepgraph.engine._engine import check_journal_free, refuse_code, unlink_journal
+from stepgraph.engine._options import RunOptions
 from stepgraph.engine._recall import Recalled
-from stepgraph.engine._session import RunOptions, tool_fingerprints
+from stepgraph.engine._recorded import engine_from, prepared_from
 from stepgraph.engine._signing import signed_here
 from stepgraph.exceptions import (
     ApprovalError,
@@ -42,6 +42,7 @@ from stepgraph.journal import (
     PlanRepair,
     Recording,
     RunEnd,
+    RunLink,
     RunResume,
 )
 from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus, WorkedExample
@@ -255,8 +256,6 @@ class ReplayBackend:
 class ReplayLLM:
     """A model that gives the recorded answers in order."""
 
-    streams = True  # a streamed run's answers are streamed again, whole: the same steps start
-
     def __init__(self, texts: Sequence[str], model: str = "replay") -> None:
         self._texts = deque(texts)
         self.model = model
@@ -267,15 +266,24 @@ class ReplayLLM:
         *,
         schema: dict[str, Any] | None = None,
         attempt: int = 1,
-        on_text: Callable[[str], bool] | None = None,
     ) -> LLMReply:
         """The next recorded answer; asking for more than the record holds is an error."""
         if not self._texts:
             raise LLMError("the replay asked the model more often than the recorded run did")
-        text = self._texts.popleft()
-        if on_text is not None:
-            on_text(text)
-        return LLMReply(text=text, model=self.model)
+        return LLMReply(text=self._texts.popleft(), model=self.model)
+
+    def stream_complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        on_text: Callable[[str], bool],
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
+    ) -> LLMReply:
+        """A streamed run's answers are streamed again, whole: the same steps start."""
+        reply = self.complete(messages, schema=schema, attempt=attempt)
+        on_text(reply.text)
+        return reply
 
 
 def replay(
@@ -341,7 +349,7 @@ def _gate(recording: Recording, *, exact: bool) -> tuple[ApprovalPolicy, Recorde
     A per-step run that nobody decided yet ran its read-only steps and parked: its replay
     does the same (those steps need no approval; the rest waits, as it did).
     """
-    asked = recording.start.config.get("approval") or recording.task.approval
+    asked = recording.start.config.approval or recording.task.approval
     decided = any(
         isinstance(event, PlanApproved | PlanRejected | PlanEdited)
         for event in recording.journal.events
@@ -443,10 +451,11 @@ def _run_again(
     # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
     offline = not live and from_step is None
     mcp_tools = recording.start.mcp_tools
-    retries = recording.start.config.get("plan_retries")
-    if "plan_retries" not in recording.start.config:
+    retries = recording.start.config.plan_retries
+    if "plan_retries" not in recording.start.config.model_fields_set:
         retries = _plan_retries_seen(recording)
-    engine = Engine(
+    engine = engine_from(
+        recording,
         tools=[*tools, *(recorded_tools(mcp_tools) if offline else [])],
         mcp_servers=[] if offline else _recorded_servers(mcp_tools),
         # As many tries as the run had: a planner that gave up must give up again, not ask
@@ -455,43 +464,41 @@ def _run_again(
             ReplayLLM(texts),
             plan_retries=10 if retries is None else int(retries),
             # Older records have neither: JSON plans from the goal's words as typed.
-            syntax="lines" if recording.start.config.get("plan_syntax") == "lines" else "json",
-            read_goal=bool(recording.start.config.get("read_goal", False)),
-            reason_first=bool(recording.start.config.get("reason_first", False)),
+            syntax="lines" if recording.start.config.plan_syntax == "lines" else "json",
+            read_goal=bool(recording.start.config.read_goal),
+            reason_first=bool(recording.start.config.reason_first),
         )
         if texts
         else None,
-        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-        cross_check=bool(recording.start.config.get("cross_check", False)),
-        stream=bool(recording.start.config.get("stream", False)),
+        stream=recording.start.config.stream,
         backend=backend,
     )
+    # The record names the MCP servers; only the recorded call limits apply (below): a
+    # clock or a price would not replay.
+    task = recording.task.model_copy(update={"mcp_servers": [], "budget": None})
     try:
-        task = recording.task.model_copy(update={"mcp_servers": []})  # the record names them
-        loaded = engine.prepare(task, base_dir=recording.base_dir)
+        prepared = prepared_from(recording, engine, task)
     except StepgraphError as e:
         report.error = f"cannot rebuild the task: {e}"
         return False
-    # Only the recorded call limits apply (below): a clock or a price would not replay.
-    task = loaded.task.model_copy(update={"budget": None})
-    prepared = dataclasses.replace(loaded, task=task, inputs=recording.inputs)
     report.divergences += _tool_changes(recording, prepared)
     path = recording.journal.path
-    link = {"run_id": recording.run_id, "journal": str(path), "from_step": from_step, "live": live}
+    link = RunLink(run_id=recording.run_id, journal=str(path), from_step=from_step, live=live)
     # The recorded call limits stop the replay where they stopped the run.
     limits = recorded_limits(recording.journal.events)
     policy, approver = _gate(recording, exact=offline)
     options = RunOptions(
         policy=policy,
         approver=approver,
-        early_start=bool(recording.start.config.get("stream", False)),
-        start_fields={"parent" if from_step else "replay_of": link},
+        early_start=recording.start.config.stream,
+        parent=link if from_step else None,
+        replay_of=None if from_step else link,
         budget=Budget(model_calls=limits.model_calls, tool_calls=limits.tool_calls),
     )
     options.recalled, options.examples = _recorded_memory(recording)
-    # A fork or a live replay is a new run (it may park for its own decision); an exact
-    # replay is the recorded run again.
-    options.run_id = recording.run_id if offline else None
+    # Every replay and fork is a run of its own, with its own id (the run index lists it
+    # as its own row); `run.start` links it to the recorded run (`replay_of`, `parent`).
+    options.run_id = None
     try:
         report.result = engine.run(prepared, journal=report.journal, options=options)
     except BudgetExceededError as e:  # the recorded run stopped there too: no error then

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from stepgraph.engine._approval import Approver, plan_view, tool_prints
-from stepgraph.engine._engine import Engine
+from stepgraph.engine._options import RunOptions
 from stepgraph.engine._park import continue_decided, edited_plans, parked
-from stepgraph.engine._session import RunOptions
+from stepgraph.engine._recorded import engine_from, prepared_from
 from stepgraph.exceptions import (
     ApprovalError,
     ApprovalMismatchError,
     JournalError,
     SideEffectsInFlightError,
 )
-from stepgraph.journal import Listener, Recording
+from stepgraph.journal import Listener, Recording, RunResume
 from stepgraph.model import Budget, RunResult
 from stepgraph.planner import Planner
 from stepgraph.task import PreparedTask
@@ -60,14 +59,8 @@ def resume(
             f"the run already ended (status {recording.end_status}); nothing to resume",
             path=str(path),
         )
-    engine = Engine(
-        tools=tools,
-        planner=planner,
-        repair_rounds=int(recording.start.config.get("repair_rounds", 2)),
-        cross_check=bool(recording.start.config.get("cross_check", False)),
-    )
-    loaded = engine.prepare(recording.task, base_dir=recording.base_dir)
-    prepared = dataclasses.replace(loaded, inputs=recording.inputs)
+    engine = engine_from(recording, tools=tools, planner=planner)
+    prepared = prepared_from(recording, engine)
     prior, in_flight = recording.prior()
     changed = changed_tools(recording.start.tool_prints, tool_prints(prepared.tools))
     if changed and not accept_changed_tools:
@@ -93,13 +86,13 @@ def resume(
             raise
     options = RunOptions(
         prior=prior,
-        resumed={
-            "after_seq": recording.last_seq,
-            "settled": sorted(prior.values) if prior else [],
-            "failed": sorted(prior.failed) if prior else [],
-            "rerun": in_flight,
-            "problems": recording.journal.problems,
-        },
+        resumed=RunResume(
+            after_seq=recording.last_seq,
+            settled=sorted(prior.values) if prior else [],
+            failed=sorted(prior.failed) if prior else [],
+            rerun=in_flight,
+            problems=recording.journal.problems,
+        ),
         run_id=recording.run_id,
         start_seq=recording.last_seq,
         budget=budget,

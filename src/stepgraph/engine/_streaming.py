@@ -16,57 +16,60 @@ text starts the same steps.
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import networkx as nx
 
 from stepgraph.engine._approval import effective_policy
 from stepgraph.executor import Backend, Execution, Scheduler, dependencies
+from stepgraph.journal import JournalWriter
 from stepgraph.model import ApprovalPolicy, Step, StepGraph
-from stepgraph.planner import PlanStream, streams
-
-if TYPE_CHECKING:
-    from stepgraph.engine._session import RunSession
+from stepgraph.planner import PlanStream, StreamingClient
+from stepgraph.tools import ToolRegistry
 
 
-def streaming_applies(session: RunSession) -> bool:
-    """Whether the session's first plan is streamed into execution.
+def streaming_applies(
+    *,
+    wanted: bool,
+    client: object | None,
+    plans: bool,
+    policy: ApprovalPolicy | None,
+    approver: bool,
+) -> bool:
+    """Whether a run's first plan is streamed into execution.
 
-    It is when streaming is asked for (the engine's option, else the task's key), the
-    planner's client can stream, and the policy runs a read-only plan without a person.
-    The run's `run.start` records the outcome, and a replay streams exactly when it says.
+    It is when streaming is `wanted` (the engine's option, else the task's key), the run
+    `plans` (asks a planner for its first plan: no plan of its own, no plan file, not
+    resumed), the planner's `client` can stream (a `StreamingClient`), and the `policy`
+    runs a read-only plan without a person (`approver`: one is there to ask). The run's
+    `run.start` records the outcome, and a replay streams exactly when it says.
     """
-    config, prepared, options = session.config, session.prepared, session.options
-    if options.early_start is not None:  # a replay streams exactly when its record did
-        return options.early_start
-    wanted = prepared.task.stream if config.stream is None else config.stream
-    planner = config.planner
-    if not wanted or planner is None or options.prior is not None:
+    if not wanted or not plans or not isinstance(client, StreamingClient):
         return False
-    if prepared.plan is not None or options.plan_file is not None or not streams(planner.client):
-        return False
-    policy = effective_policy(options.policy, False, options.approver is not None)
-    return policy in (ApprovalPolicy.AUTO, ApprovalPolicy.READONLY)  # else a person decides
-
-
-def early_start(session: RunSession) -> EarlyStart | None:
-    """An `EarlyStart` for the session's first plan, or None when streaming does not apply."""
-    if not streaming_applies(session):
-        return None
-    config = session.config
-    workers = config.max_workers or session.prepared.task.max_workers
-    return EarlyStart(session, workers, config.backend)
+    return effective_policy(policy, False, approver) in (
+        ApprovalPolicy.AUTO,
+        ApprovalPolicy.READONLY,
+    )  # else a person decides
 
 
 class EarlyStart:
     """Feeds the steps of a plan being streamed to a running scheduler (a `PlanWatcher`)."""
 
     def __init__(
-        self, session: RunSession, max_workers: int, backend: Callable[[], Backend]
+        self,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+        journal: JournalWriter,
+        *,
+        max_workers: int,
+        backend: Callable[[], Backend],
     ) -> None:
-        self._session = session
+        self._tools = tools
+        self._inputs = inputs
+        self._journal = journal
         self._max_workers = max_workers
         self._backend = backend
         self._stream: PlanStream | None = None
@@ -84,8 +87,7 @@ class EarlyStart:
     def begin(self) -> None:
         """A new answer: what the last one started finishes, and counts for nothing."""
         self.abandon()
-        prepared = self._session.prepared
-        self._stream = PlanStream(prepared.tools, prepared.inputs)
+        self._stream = PlanStream(self._tools, self._inputs)
 
     def feed(self, text: str) -> bool:
         """Start what the answer so far allows; False (stop reading) once a step is invalid."""
@@ -97,7 +99,7 @@ class EarlyStart:
         return not self._stream.problems
 
     def _start_ready(self) -> None:
-        tools = self._session.prepared.tools
+        tools = self._tools
         ready: list[Step] = []
         progress = True
         while progress:  # a step may free one held before it (a forward reference)
@@ -115,19 +117,23 @@ class EarlyStart:
 
     def _running(self) -> Scheduler:
         if self._scheduler is None:
-            prepared = self._session.prepared
             scheduler = Scheduler(
                 nx.DiGraph(),
-                prepared.tools,
-                prepared.inputs,
-                self._session.journal,
+                self._tools,
+                self._inputs,
+                self._journal,
                 max_workers=self._max_workers,
                 backend=self._backend(),
             )
             scheduler.open()
             self._scheduler = scheduler
+            # In the run's context: a run that leaves the heap alone does so here too.
+            context = contextvars.copy_context()
             self._thread = threading.Thread(
-                target=self._run, args=(scheduler,), name="stepgraph-early", daemon=True
+                target=context.run,
+                args=(self._run, scheduler),
+                name="stepgraph-early",
+                daemon=True,
             )
             self._thread.start()
         return self._scheduler

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
-    from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall
+    from stepgraph.executor._ahead import AheadBackend
+    from stepgraph.executor._backend import Backend, ThreadBackend, ThreadLimited, ToolCall
     from stepgraph.executor._dask import DaskBackend, DaskCluster, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
-    from stepgraph.executor._heap import collector_paused, frozen_heap
+    from stepgraph.executor._heap import collector_paused, freeze_imports, frozen_heap
     from stepgraph.executor._layout import GraphLayout, layered_layout, natural_key, route_crossings
     from stepgraph.executor._reuse import plan_diff, step_signatures
     from stepgraph.executor._scheduler import Scheduler, execute
@@ -23,6 +24,7 @@ if _TYPE_CHECKING:
     )
 
 __all__ = [
+    "AheadBackend",
     "Backend",
     "DaskBackend",
     "DaskCluster",
@@ -32,6 +34,7 @@ __all__ = [
     "StepRecord",
     "StepState",
     "ThreadBackend",
+    "ThreadLimited",
     "ToolCall",
     "build_graph",
     "check_plan",
@@ -39,6 +42,7 @@ __all__ = [
     "dask_backend",
     "dependencies",
     "execute",
+    "freeze_imports",
     "frozen_heap",
     "layered_layout",
     "natural_key",
@@ -50,6 +54,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "AheadBackend": "stepgraph.executor._ahead",
     "Backend": "stepgraph.executor._backend",
     "DaskBackend": "stepgraph.executor._dask",
     "DaskCluster": "stepgraph.executor._dask",
@@ -59,6 +64,7 @@ _MODULES = {
     "StepRecord": "stepgraph.executor._execution",
     "StepState": "stepgraph.executor._execution",
     "ThreadBackend": "stepgraph.executor._backend",
+    "ThreadLimited": "stepgraph.executor._backend",
     "ToolCall": "stepgraph.executor._backend",
     "build_graph": "stepgraph.executor._validate",
     "check_plan": "stepgraph.executor._validate",
@@ -66,6 +72,7 @@ _MODULES = {
     "dask_backend": "stepgraph.executor._dask",
     "dependencies": "stepgraph.executor._validate",
     "execute": "stepgraph.executor._scheduler",
+    "freeze_imports": "stepgraph.executor._heap",
     "frozen_heap": "stepgraph.executor._heap",
     "layered_layout": "stepgraph.executor._layout",
     "natural_key": "stepgraph.executor._layout",

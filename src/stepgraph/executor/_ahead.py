@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import networkx as nx
 
@@ -25,6 +25,7 @@ from stepgraph.model import Step
 from stepgraph.tools import Tool, ToolRegistry
 
 
+@runtime_checkable
 class AheadBackend(Protocol):
     """A backend that can start a step once the futures it depends on have finished."""
 

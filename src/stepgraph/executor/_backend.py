@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from stepgraph.exceptions import NonRetryableError, StepgraphError
 from stepgraph.executor._pool import WorkerPool
@@ -72,6 +72,19 @@ class Backend(Protocol):
 
     def shutdown(self) -> None:
         """Release workers once the run is over."""
+        ...
+
+
+@runtime_checkable
+class ThreadLimited(Protocol):
+    """A backend whose sync calls past a thread limit wait in its own queue.
+
+    The scheduler gives such a backend more calls than it has threads while calls are
+    quick, so a worker that finishes one starts the next without a round trip.
+    """
+
+    def limit_threads(self, count: int) -> None:
+        """Run at most `count` sync calls at once; calls past it wait in the backend's queue."""
         ...
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import networkx as nx
 
@@ -25,7 +25,13 @@ from stepgraph.exceptions import (
     UnitsDoNotCancelError,
 )
 from stepgraph.executor._ahead import Ahead, AheadBackend
-from stepgraph.executor._backend import Backend, ThreadBackend, ToolCall, resolve_args
+from stepgraph.executor._backend import (
+    Backend,
+    ThreadBackend,
+    ThreadLimited,
+    ToolCall,
+    resolve_args,
+)
 from stepgraph.executor._execution import Execution, ObservationLog, StepState
 from stepgraph.executor._heap import frozen_heap
 from stepgraph.executor._pool import PoolFuture
@@ -142,14 +148,13 @@ class Scheduler:
         # a call queued a moment is still started about when its action says.
         self._may_queue = False
         self._queue_depth = 0  # while the last call that finished was quick
-        limit_threads = getattr(self._backend, "limit_threads", None)
-        if limit_threads is not None:
-            limit_threads(max_workers)
+        if isinstance(self._backend, ThreadLimited):
+            self._backend.limit_threads(max_workers)
             self._may_queue = True
         # A backend that wires futures together gets steps before their inputs are back.
         self._ahead: Ahead | None = None
-        if hasattr(self._backend, "submit_ahead"):
-            self._ahead = Ahead(cast(AheadBackend, self._backend), graph, tools, self._scope)
+        if isinstance(self._backend, AheadBackend):
+            self._ahead = Ahead(self._backend, graph, tools, self._scope)
         self._ready_ahead: deque[str] = deque()  # ready, and already on the backend
         self._reused = dict(reused or {})
         self._refused = dict(refused or {})

@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from stepgraph.model import Budget
+
 
 class JournalEvent(BaseModel):
     """Fields every event has; an event of a kind this version does not know keeps its data.
@@ -25,6 +27,38 @@ class JournalEvent(BaseModel):
     step: str | None = None
 
 
+class RecordedConfig(BaseModel):
+    """What a run's engine was set to, as `run.start` records it for replay and resume.
+
+    Not the engine's `RunConfig` (the journal never imports the engine, and that holds
+    the planner and the backend themselves): the settings a replay needs to build them
+    again. Keys of a later version are kept, not refused.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    repair_rounds: int = Field(2, description="Repair rounds the run was allowed.")
+    plan_retries: int | None = Field(None, description="The planner's tries per plan.")
+    plan_syntax: str | None = Field(None, description="'json' or 'lines' plans.")
+    read_goal: bool | None = Field(None, description="Whether the goal's quantities were read.")
+    reason_first: bool | None = Field(
+        None, description="Whether the model reasoned in words before its plan."
+    )
+    cross_check: bool = Field(False, description="Whether a second plan had to agree.")
+    memory: bool = Field(False, description="Whether plan memory was on.")
+    stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
+    approval: str | None = Field(None, description="The policy asked for (None: the task's).")
+
+
+class RunLink(BaseModel):
+    """The run another run replays or forks: its id, its journal, and how it is run again."""
+
+    run_id: str = Field(description="The source run's id.")
+    journal: str = Field(description="The source run's journal.")
+    from_step: str | None = Field(None, description="A fork: the step it runs again from.")
+    live: bool = Field(False, description="Whether tools ran again instead of the record.")
+
+
 class RunStart(JournalEvent):
     """The run began: task, goal, inputs and journal format version."""
 
@@ -39,7 +73,10 @@ class RunStart(JournalEvent):
     mcp_tools: dict[str, dict[str, Any]] = Field(default_factory=dict)  # replayed without servers
     # Each tool's schema and code as approvals bind them: a resume refuses changed code.
     tool_prints: dict[str, str] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: RecordedConfig = Field(default_factory=RecordedConfig)
+    budget: Budget | None = Field(None, description="The run's limits, when it had any.")
+    replay_of: RunLink | None = Field(None, description="The run this one replays.")
+    parent: RunLink | None = Field(None, description="The run this one forks.")
 
 
 class PlanProposed(JournalEvent):
@@ -145,6 +182,7 @@ class RunResume(JournalEvent):
     failed: list[str] = Field(default_factory=list)
     rerun: list[str] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
+    budget: Budget | None = Field(None, description="The limits from here on, when any.")
 
 
 class PlanInvalid(JournalEvent):

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import orjson
 import structlog
+from pydantic import BaseModel
 
 from stepgraph.exceptions import JournalError, JournalWriteError, StepgraphError
 from stepgraph.journal._events import JournalEvent
@@ -47,6 +48,8 @@ def _encode_fields(_: Any, __: str, event_dict: EventDict) -> EventDict:
             continue
         if kind is dict or kind is list:
             event_dict[key] = _plain_json(value)
+        elif isinstance(value, BaseModel):  # a typed field of an event: its unset parts left out
+            event_dict[key] = _plain_json(value.model_dump(mode="json", exclude_none=True))
         else:
             event_dict[key] = encode_value(value)
     return event_dict

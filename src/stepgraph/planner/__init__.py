@@ -8,17 +8,19 @@ from stepgraph.planner._client import (
     Message,
     OpenAIClient,
     ResponseMode,
+    StreamingClient,
 )
 from stepgraph.planner._lines import plan_lines
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
-from stepgraph.planner._planner import Planner, PlannerSettings, PlanSyntax
+from stepgraph.planner._plan_stream import PlanStream, PlanWatcher
+from stepgraph.planner._planner import CheckedPlan, Planner, PlannerSettings, PlanSyntax
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
 from stepgraph.planner._read_goal import goal_shape, read_inputs
-from stepgraph.planner._stream import PlanStream, PlanWatcher, streams
 
 __all__ = [
     "MAX_PLAN_STEPS",
     "MODES",
+    "CheckedPlan",
     "LLMClient",
     "LLMReply",
     "LLMSettings",
@@ -31,13 +33,13 @@ __all__ = [
     "Planner",
     "PlannerSettings",
     "ResponseMode",
+    "StreamingClient",
     "extract_json",
     "goal_shape",
     "parse_plan",
     "plan_lines",
     "plan_schema",
     "read_inputs",
-    "streams",
     "system_prompt",
     "tool_guide",
 ]

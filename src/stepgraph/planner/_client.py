@@ -96,6 +96,26 @@ class LLMClient(Protocol):
         ...
 
 
+@runtime_checkable
+class StreamingClient(Protocol):
+    """A client that can stream an answer, showing `on_text` the text as it grows.
+
+    The planner streams a plan only to a client that declares this; any other client's
+    answer is read whole (a run asked to stream then records that it did not).
+    """
+
+    def stream_complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        on_text: Callable[[str], bool],
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
+    ) -> LLMReply:
+        """Answer as `complete` does, calling `on_text` with the answer so far; False stops it."""
+        ...
+
+
 class LLMSettings(BaseSettings):
     """Where the model is: environment variables or matching CLI flags."""
 
@@ -145,8 +165,6 @@ class LLMSettings(BaseSettings):
 class OpenAIClient:
     """A Chat Completions client for OpenAI, vLLM, Ollama or a llama.cpp server."""
 
-    streams = True  # `complete(on_text=...)` streams the answer (planner/_stream.py)
-
     def __init__(self, settings: LLMSettings) -> None:
         import openai
 
@@ -170,6 +188,17 @@ class OpenAIClient:
             server_port=port,
         )
 
+    def stream_complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        on_text: Callable[[str], bool],
+        schema: dict[str, Any] | None = None,
+        attempt: int = 1,
+    ) -> LLMReply:
+        """`complete`, streamed: `on_text` sees the answer grow (`StreamingClient`)."""
+        return self.complete(messages, schema=schema, attempt=attempt, on_text=on_text)
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -180,7 +209,7 @@ class OpenAIClient:
     ) -> LLMReply:
         """One completion; a response format the endpoint refuses falls back to the next.
 
-        With `on_text` the answer is streamed, and `on_text` sees it grow (see `_stream`).
+        With `on_text` the answer is streamed, and `on_text` sees it grow (see `_sse`).
         """
         if schema is None:
             return self._send(messages, "text", None, attempt, on_text)
@@ -267,7 +296,7 @@ class OpenAIClient:
             **_response_format(mode, schema),
         }
         if on_text is not None:
-            from stepgraph.planner._stream import stream_completion  # only a streamed run
+            from stepgraph.planner._sse import stream_completion  # only a streamed run
 
             streamed = stream_completion(self._client, request, on_text)
             return LLMReply(

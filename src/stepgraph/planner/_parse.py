@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import json_repair
 from pydantic import ValidationError
@@ -24,6 +24,9 @@ from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.task import MAX_NESTING, declared_values
 from stepgraph.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _STEP_ALIASES = {
@@ -52,6 +55,7 @@ class ParsedPlan:
     problems: list[PlanProblem] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     data: dict[str, Any] | None = None  # the JSON object as read, to quote in feedback
+    graph: nx.DiGraph | None = None  # the valid plan's graph, as its static checks built it
 
 
 def extract_json(text: str) -> str | None:
@@ -197,10 +201,11 @@ def parse_plan(
     if read:
         plan = bind_read_inputs(plan, read)
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
+    graph = None
     try:
-        validate_plan(plan, tools, {**declared, **(inputs or {})}, checks, answer=answer)
+        graph = validate_plan(plan, tools, {**declared, **(inputs or {})}, checks, answer=answer)
     except PlanValidationError as e:
         problems += e.problems
     if problems:
         return ParsedPlan(None, problems, repairs, data)
-    return ParsedPlan(plan, [], repairs, data)
+    return ParsedPlan(plan, [], repairs, data, graph)

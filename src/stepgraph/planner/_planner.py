@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -19,6 +20,7 @@ from stepgraph.planner._client import (
     LLMReply,
     Message,
     RequestSettings,
+    StreamingClient,
 )
 from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
@@ -38,7 +40,9 @@ from stepgraph.verifiers import grounding_problems, task_input_problems
 PlanSyntax = Literal["json", "lines"]
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
-    from stepgraph.planner._stream import PlanWatcher
+    import networkx as nx
+
+    from stepgraph.planner._plan_stream import PlanWatcher
 
 
 class PlannerSettings(BaseSettings):
@@ -55,6 +59,17 @@ class PlannerSettings(BaseSettings):
     reason_first: bool = Field(
         False, description="Ask for a short plain-text reasoning before the plan, and show it."
     )
+
+
+@dataclass(frozen=True)
+class CheckedPlan:
+    """A planner's plan with the graph its static checks built, for the task it was asked for.
+
+    The engine runs that graph instead of checking the plan a second time.
+    """
+
+    plan: StepGraph
+    graph: nx.DiGraph
 
 
 class Planner:
@@ -144,9 +159,21 @@ class Planner:
     ) -> StepGraph:
         """Ask for a plan; on problems send them back, at most `plan_retries` times.
 
-        With `watch`, each answer is streamed to it as it is written (see `_stream`).
+        With `watch`, each answer is streamed to it as it is written (see `_plan_stream`), when
+        the client is a `StreamingClient`; another client's answers are read whole.
         `examples` (remembered plans of goals like this one) take the fixed examples' places.
         """
+        return self.plan_checked(task, journal, watch=watch, examples=examples).plan
+
+    def plan_checked(
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        *,
+        watch: PlanWatcher | None = None,
+        examples: Sequence[WorkedExample] = (),
+    ) -> CheckedPlan:
+        """`plan`, with the graph the plan's static checks built (a subclass overrides `plan`)."""
         system = {"role": "system", "content": self._system(task, examples)}
         request = self._goal(task)
         if self.reason_first:
@@ -182,7 +209,7 @@ class Planner:
             {"role": "system", "content": self._system(task)},
             {"role": "user", "content": request},
         ]
-        return self._converse(messages, "cross", task, journal, wider=2)
+        return self._converse(messages, "cross", task, journal, wider=2).plan
 
     def repair(
         self,
@@ -193,6 +220,17 @@ class Planner:
         journal: JournalWriter | None = None,
     ) -> StepGraph:
         """Ask for a repaired plan, given what ran and what went wrong."""
+        return self.repair_checked(task, plan, observations, failures, journal).plan
+
+    def repair_checked(
+        self,
+        task: PreparedTask,
+        plan: StepGraph,
+        observations: Mapping[str, Any],
+        failures: Sequence[str],
+        journal: JournalWriter | None = None,
+    ) -> CheckedPlan:
+        """`repair`, with the repaired plan's graph."""
         return self._rework(
             "repair.md",
             task,
@@ -211,6 +249,16 @@ class Planner:
         journal: JournalWriter | None = None,
     ) -> StepGraph:
         """Ask for a revised plan, given a reviewer's comment."""
+        return self.revise_checked(task, plan, comment, journal).plan
+
+    def revise_checked(
+        self,
+        task: PreparedTask,
+        plan: StepGraph,
+        comment: str,
+        journal: JournalWriter | None = None,
+    ) -> CheckedPlan:
+        """`revise`, with the revised plan's graph."""
         return self._rework("revise.md", task, plan, journal, goal=task.task.goal, comment=comment)
 
     def _rework(
@@ -220,7 +268,7 @@ class Planner:
         plan: StepGraph,
         journal: JournalWriter | None,
         **variables: str,
-    ) -> StepGraph:
+    ) -> CheckedPlan:
         """Show the model a plan and what to change; the template's name is the purpose."""
         dumped = plan.model_dump(mode="json", exclude_defaults=True)
         shown = plan_lines(dumped) if self.syntax == "lines" else json.dumps(dumped, indent=1)
@@ -250,7 +298,7 @@ class Planner:
         journal: JournalWriter | None,
         wider: int = 0,
         watch: PlanWatcher | None = None,
-    ) -> StepGraph:
+    ) -> CheckedPlan:
         """Ask until a plan is valid; `wider` samples as if that many attempts came first.
 
         A grounded task whose own inputs do not say what their quotes say is refused before
@@ -284,7 +332,8 @@ class Planner:
                             repairs=parsed.repairs,
                         )
                     )
-                return parsed.plan
+                assert parsed.graph is not None  # a valid plan's checks built it
+                return CheckedPlan(parsed.plan, parsed.graph)
             problems = list({str(p): p for p in parsed.problems}.values())  # each one once
             problems += self._unused_read(task, reply.text, problems)
             if again is None:
@@ -351,10 +400,14 @@ class Planner:
                     server_port=settings.server_port,
                 )
             )
-        streamed = {} if watch is None else {"on_text": watch.feed}
-        if watch is not None:
+        client = self.client
+        if watch is not None and isinstance(client, StreamingClient):
             watch.begin()
-        reply = self.client.complete(messages, schema=schema, attempt=sent, **streamed)
+            reply = client.stream_complete(
+                messages, on_text=watch.feed, schema=schema, attempt=sent
+            )
+        else:
+            reply = client.complete(messages, schema=schema, attempt=sent)
         if journal:
             journal.emit(
                 LLMResponse(

@@ -90,6 +90,7 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
         row = row_or_404(run_id)
         view = run_view(row)
         parent = manager.index.get(row.parent) if row.parent else None
+        replayed = manager.index.get(row.replay_of) if row.replay_of else None
         return TEMPLATES.TemplateResponse(
             request,
             "run.html",
@@ -102,6 +103,7 @@ def pages_router(manager: RunManager, csrf_token: str) -> APIRouter:
                 "node_w": NODE_W,
                 "node_h": NODE_H,
                 "parent": parent,
+                "replayed": replayed,
                 "forks": manager.index.children(row.run_id),
                 "way_on": way_on(row),
                 "continuable": row.status == "interrupted" and recorded_decision(Path(row.path)),

@@ -1,7 +1,7 @@
-"""Plans read while they are written: a streamed answer, and its steps as each one is whole.
+"""A plan read while it is written: its steps handed out as each one is whole.
 
-The model's answer arrives token by token (``stream=True``). `PlanStream` re-reads the
-text so far with jiter's partial mode after each piece, and hands out every step whose
+The model's answer arrives token by token (the transport is `_sse.py`). `PlanStream`
+re-reads the text so far with jiter's partial mode after each piece, and hands out every step whose
 JSON object is complete and passes the checks one step can pass alone (schema, tool,
 arguments, malformed or self references, duplicate id). Whole-plan checks (cycles,
 forward references, the answer template, units) wait for the finished text, which the
@@ -15,27 +15,18 @@ steps come last has its last step at the end of the answer, as without streaming
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import jiter
 from pydantic import ValidationError
 
-from stepgraph.exceptions import LLMError, PlanProblem
+from stepgraph.exceptions import PlanProblem
 from stepgraph.executor import step_problems
 from stepgraph.model import Step
 from stepgraph.planner._parse import _normalize_step
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.tools import ToolRegistry
-
-if TYPE_CHECKING:
-    import openai
-
-TextSink = Callable[[str], bool]
-"""Called with the answer so far after each streamed piece; False stops the stream."""
-
-StreamOutcome = Literal["complete", "stopped", "not streamed"]
 
 # The answer is re-read whole after each piece: past this size (a plan needs a few KB)
 # reading stops, and the rest waits for the finished answer, so a runaway answer costs
@@ -129,79 +120,3 @@ def _written_steps(text: str) -> tuple[list[Any], bool]:
     keys = list(data)
     closed = closed or keys.index("steps") < len(keys) - 1  # a key follows the steps
     return (steps, True) if closed else (steps[:-1], False)
-
-
-@dataclass
-class StreamedReply:
-    """A streamed answer: its text, token usage, how the stream ended, and the endpoint's ids."""
-
-    text: str
-    usage: dict[str, int]
-    outcome: StreamOutcome
-    response_id: str | None = None
-    model: str | None = None
-    finish_reasons: list[str] = field(default_factory=list)
-
-
-def stream_completion(
-    client: openai.OpenAI, request: dict[str, Any], on_text: TextSink
-) -> StreamedReply:
-    """Send one chat completion with ``stream=True``; give `on_text` the answer as it grows.
-
-    A server that ignores ``stream`` and answers with one JSON body is read whole, and
-    `on_text` gets the whole answer at once (outcome "not streamed"). Errors of status,
-    connection and timeout are the SDK's, for the caller's retries.
-    """
-    import openai  # here, not at import time: `stepgraph --help` need not load the SDK
-    from openai.types.chat import ChatCompletion
-
-    raw = client.chat.completions.with_raw_response.create(stream=True, **request)
-    if "text/event-stream" not in raw.headers.get("content-type", ""):
-        try:
-            raw.http_response.read()
-            completion = ChatCompletion.model_validate(raw.http_response.json())
-        except (ValueError, ValidationError) as e:
-            raise LLMError(f"the endpoint's answer is not a chat completion: {e}") from e
-        text = (completion.choices[0].message.content or "") if completion.choices else ""
-        usage = completion.usage.model_dump(exclude_none=True) if completion.usage else {}
-        on_text(text)
-        reasons = [str(c.finish_reason) for c in completion.choices if c.finish_reason]
-        return StreamedReply(
-            text, _counts(usage), "not streamed", completion.id, completion.model, reasons
-        )
-    stream = raw.parse()
-    pieces: list[str] = []
-    reply = StreamedReply("", {}, "complete")
-    try:
-        for chunk in stream:
-            reply.response_id = reply.response_id or getattr(chunk, "id", None) or None
-            reply.model = reply.model or getattr(chunk, "model", None) or None
-            if chunk.usage is not None:  # some servers send it on the last chunk
-                reply.usage = _counts(chunk.usage.model_dump(exclude_none=True))
-            choice = chunk.choices[0] if chunk.choices else None
-            if choice is not None and choice.finish_reason:
-                reply.finish_reasons = [choice.finish_reason]
-            delta = choice.delta.content if choice is not None else None
-            if not delta:
-                continue
-            pieces.append(delta)
-            if not on_text("".join(pieces)):
-                reply.outcome = "stopped"
-                break
-    except openai.APITimeoutError:
-        raise
-    except openai.APIError as e:  # not retried: what was read is already acted on
-        raise LLMError(f"the model's stream broke off after {len(pieces)} pieces: {e}") from e
-    finally:
-        stream.close()  # a stopped stream tells the server to stop generating
-    reply.text = "".join(pieces)
-    return reply
-
-
-def _counts(usage: dict[str, Any]) -> dict[str, int]:
-    return {key: value for key, value in usage.items() if isinstance(value, int)}
-
-
-def streams(client: object) -> bool:
-    """True when the client can stream its answers (the openai client; a replay of one)."""
-    return bool(getattr(client, "streams", False))

@@ -91,7 +91,7 @@ def test_text_that_is_not_json_yields_nothing_yet():
 
 def test_a_runaway_answer_is_read_no_further_than_the_size_limit():
     """Past the limit the steps wait for the finished answer (each piece re-reads the text)."""
-    from stepgraph.planner._stream import MAX_STREAMED_CHARS
+    from stepgraph.planner._plan_stream import MAX_STREAMED_CHARS
 
     step = {"id": "a", "tool": "calculate", "args": {"expression": "1 + 1"}}
     head = json.dumps({"thought": "x" * MAX_STREAMED_CHARS, "steps": [step, {"id": "b"}]})

@@ -1,0 +1,67 @@
+"""Asking the planner, keeping the graph its checks built, so a plan is checked once.
+
+`Planner.plan`, `repair` and `revise` return a plan; their `..._checked` forms return it
+with the graph `planner/_parse.py` built while validating it, which the session runs. A
+subclass of `Planner` that overrides one of the three is asked through it, as before,
+and its plan is checked by the session (the graph of the base class's method would not
+be its plan's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stepgraph.engine._plans import PlanBook
+from stepgraph.journal import JournalWriter
+from stepgraph.model import StepGraph, WorkedExample
+from stepgraph.planner import Planner, PlanWatcher
+from stepgraph.task import PreparedTask
+
+
+def planned(
+    planner: Planner,
+    prepared: PreparedTask,
+    journal: JournalWriter,
+    plans: PlanBook,
+    *,
+    watch: PlanWatcher | None = None,
+    examples: Sequence[WorkedExample] = (),
+) -> StepGraph:
+    """The planner's first plan; only when there are some are `examples` passed."""
+    shown = {"examples": examples} if examples else {}  # a caller's planner may take none
+    if type(planner).plan is not Planner.plan:
+        return planner.plan(prepared, journal, watch=watch, **shown)
+    checked = planner.plan_checked(prepared, journal, watch=watch, **shown)
+    return plans.checked(checked.plan, checked.graph)
+
+
+def repaired(
+    planner: Planner,
+    prepared: PreparedTask,
+    plan: StepGraph,
+    observations: Mapping[str, Any],
+    failures: Sequence[str],
+    journal: JournalWriter,
+    plans: PlanBook,
+) -> StepGraph:
+    """The planner's repair of `plan`, given what ran and what went wrong."""
+    if type(planner).repair is not Planner.repair:
+        return planner.repair(prepared, plan, observations, failures, journal)
+    checked = planner.repair_checked(prepared, plan, observations, failures, journal)
+    return plans.checked(checked.plan, checked.graph)
+
+
+def revised(
+    planner: Planner,
+    prepared: PreparedTask,
+    plan: StepGraph,
+    comment: str,
+    journal: JournalWriter,
+    plans: PlanBook,
+) -> StepGraph:
+    """The planner's revision of `plan`, given a reviewer's comment."""
+    if type(planner).revise is not Planner.revise:
+        return planner.revise(prepared, plan, comment, journal)
+    checked = planner.revise_checked(prepared, plan, comment, journal)
+    return plans.checked(checked.plan, checked.graph)
