@@ -1,7 +1,17 @@
 import inspect
 
 import stepgraph
-from stepgraph import exceptions, executor, guards, journal, mcp_server, planner, tools, verifiers
+from stepgraph import (
+    exceptions,
+    executor,
+    guards,
+    journal,
+    mcp_server,
+    planner,
+    tools,
+    units,
+    verifiers,
+)
 
 
 def _isort_order(name):
@@ -10,7 +20,17 @@ def _isort_order(name):
 
 
 def test_all_lists_exactly_the_public_names():
-    for module in (stepgraph, executor, journal, tools, verifiers, planner, guards, mcp_server):
+    for module in (
+        stepgraph,
+        executor,
+        journal,
+        tools,
+        verifiers,
+        planner,
+        guards,
+        mcp_server,
+        units,
+    ):
         # dir(), not vars(): the package root imports its names on first use
         public = {name for name in dir(module) if not name.startswith("_")}
         submodules = {name for name in public if inspect.ismodule(getattr(module, name))}
