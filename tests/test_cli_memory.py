@@ -69,3 +69,17 @@ def test_memory_of_an_unknown_run_is_a_usage_error(tmp_path):
         result = invoke("memory", command, "nosuchrun")
         assert result.exit_code == 2
         assert "memory holds no run 'nosuchrun'" in flat(result.output)
+
+
+def test_memory_list_says_why_runs_from_another_machine_are_absent(
+    tmp_path, runs_folder, monkeypatch
+):
+    """Runs sealed by another key (copied in) are not listed, and the listing says so."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    monkeypatch.setenv("STEPGRAPH_APPROVAL_KEY", str(tmp_path / "elsewhere.key"))
+    assert _run(script, GOAL.format("2.5 TB", "450 Mbps")).exit_code == 0
+    monkeypatch.setenv("STEPGRAPH_APPROVAL_KEY", str(tmp_path / "here.key"))
+    listed = invoke("memory", "list")
+    assert "nothing remembered yet" in flat(listed.output)
+    assert "1 verified run(s) not sealed by this machine's key" in flat(listed.output)

@@ -70,6 +70,26 @@ def test_no_second_plan_means_not_verified(tmp_path):
     assert cross.description.startswith("no second plan to compare with")
 
 
+def test_a_second_plan_that_cannot_be_made_is_followed_by_another_try(tmp_path):
+    """A small model's invalid second plan is not the end: the next one that verifies decides."""
+    responses = [_plan("floor(1000 / 24)"), "no", "plan", "here", _plan("(1000 - 1000 % 24) / 24")]
+    result, model, journal = _run(tmp_path, responses)
+    assert result.status is RunStatus.VERIFIED and result.answer == "41 crates"
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.passed and "after 1 other plan(s) that could not be compared" in cross.description
+    assert "x2_crates" in [e.step for e in journal.of_kind("observation")]
+    assert len(model.requests) == 5
+    report = replay(journal.path, out=tmp_path / "again.jsonl")
+    assert report.identical, report.divergences
+
+
+def test_the_cross_check_asks_a_bounded_number_of_plans(tmp_path):
+    """Three other plans at most, each given the planner's attempts: then unverified."""
+    result, model, _ = _run(tmp_path, [_plan("floor(1000 / 24)"), *["no plan"] * 20])
+    assert result.status is RunStatus.UNVERIFIED
+    assert len(model.requests) == 1 + 3 * 3
+
+
 def test_a_cross_checked_run_replays_identically(tmp_path):
     _, _, journal = _run(tmp_path, [_plan("floor(1000 / 24)"), _plan("(1000 - 1000 % 24) / 24")])
     report = replay(journal.path, out=tmp_path / "again.jsonl")

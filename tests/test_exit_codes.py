@@ -20,9 +20,9 @@ LINUX_DEVICES = pytest.mark.skipif(
 )
 
 
-def test_no_two_meanings_share_a_number_and_the_readme_lists_each():
+def test_no_two_meanings_share_a_number_and_the_cli_guide_lists_each():
     assert len(ExitCode.__members__) == len({int(code) for code in ExitCode})  # no aliases
-    rows = re.findall(r"^\| (\d+) \| ", (ROOT / "README.md").read_text(), re.MULTILINE)
+    rows = re.findall(r"^\| (\d+) \| ", (ROOT / "docs" / "cli.md").read_text(), re.MULTILINE)
     assert sorted(map(int, rows)) == sorted(int(code) for code in ExitCode)
 
 

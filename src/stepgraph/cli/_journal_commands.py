@@ -187,7 +187,8 @@ def graph_command(
     out: Annotated[Path | None, typer.Option(help="Output file (needed for png and svg).")] = None,
 ) -> None:
     """Draw the step graph; from a journal, coloured by outcome."""
-    from stepgraph.cli.render._pictures import draw, load_picture, to_dot, to_mermaid
+    from stepgraph.cli.render._draw import draw
+    from stepgraph.cli.render._pictures import load_picture, to_dot, to_mermaid
 
     picture = load_picture(source)
     if out is not None and out.is_dir():
@@ -218,7 +219,7 @@ def gantt_command(
     ] = None,
 ) -> None:
     """A timeline of the steps, so parallelism and slow steps show at a glance."""
-    from stepgraph.cli.render._pictures import gantt
+    from stepgraph.cli.render._gantt import gantt
     from stepgraph.journal import read_journal
 
     events = read_journal(journal)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -11,7 +10,7 @@ import typer
 from rich.console import Console
 
 from stepgraph.cli._errors import ExitCode, fail, handle_errors
-from stepgraph.cli._hosts import AllowHostOpt
+from stepgraph.cli._hosts import AllowHostOpt, listen, shown_host
 from stepgraph.cli._model_options import MODEL_DEFAULTS, ModelOptions, with_model_options
 from stepgraph.exceptions import ToolDefinitionError
 from stepgraph.guards import is_loopback
@@ -77,14 +76,8 @@ def mcp_command(
         return
     import uvicorn  # the mcp SDK's own dependency: no other extra needed
 
-    shown = f"[{host.strip('[]')}]" if ":" in host else host
-    # Bound here, before the address is printed: the line names a port that listens (the
-    # one the system chose, for --port 0), and a taken port is an error, not a traceback.
-    try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        listening = socket.create_server((host.strip("[]"), port), family=family)
-    except OSError as e:
-        fail(f"cannot listen on {shown}:{port}: {e.strerror or e}", ExitCode.USAGE)
+    shown = shown_host(host)
+    listening = listen(host, port)
     port = int(listening.getsockname()[1])
     app = mcp_http_app(server, host=host, port=port, token=token, allow_hosts=allow_host or ())
     Console(stderr=True).print(f"stepgraph mcp: http://{shown}:{port}/mcp", highlight=False)

@@ -34,7 +34,8 @@ def list_command(
     """List the remembered runs, newest first: run id, when, steps, goal."""
     from stepgraph.engine import PlanMemory
 
-    entries = PlanMemory(runs).entries(limit=limit)
+    memory = PlanMemory(runs)
+    entries = memory.entries(limit=limit)
     if as_json:
         rows = [{k: v for k, v in e.as_dict().items() if k != "plan"} for e in entries]
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
@@ -49,6 +50,12 @@ def list_command(
     console.print(table)
     if not entries:
         console.print("nothing remembered yet: a verified run of a typed goal is remembered")
+    if memory.unsealed:
+        # Said, not hidden: a user who copied runs from elsewhere should know why they are absent.
+        console.print(
+            f"{len(memory.unsealed)} verified run(s) not sealed by this machine's key are not "
+            "remembered (journals from elsewhere, edited, or older than plan sealing)"
+        )
 
 
 @memory_app.command("show")

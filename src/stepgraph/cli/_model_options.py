@@ -123,6 +123,7 @@ class ModelOptions:
             "plan_retries": self.plan_retries,
             "syntax": self.plan_syntax or shape.plan_syntax,
             "read_goal": shape.read_goal,
+            "reason_first": shape.reason_first,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
-from stepgraph.cli._hosts import AllowHostOpt
+from stepgraph.cli._hosts import AllowHostOpt, listen, shown_host
 from stepgraph.cli._model_options import MODEL_DEFAULTS, ModelOptions, with_model_options
 from stepgraph.exceptions import TaskFileError
 from stepgraph.guards import is_loopback
@@ -215,17 +215,20 @@ def serve_command(
             ExitCode.USAGE,
         )
     planner = model_options.planner()
+    listening = listen(host, port)
+    port = int(listening.getsockname()[1])
     app = create_app(
         runs,
         workspace=workspace or Path(os.getcwd()),
         token=token,
         planner=planner,
         host=host,
-        port=port or None,  # port 0: the system picks one, unknown here
+        port=port,
         allow_hosts=allow_host or (),
     )
-    Console(stderr=True).print(f"stepgraph serve: http://{host}:{port}/ (runs in {runs})")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    shown = shown_host(host)
+    Console(stderr=True).print(f"stepgraph serve: http://{shown}:{port}/ (runs in {runs})")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
 
 
 def register(app: typer.Typer) -> None:

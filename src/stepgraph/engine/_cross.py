@@ -1,15 +1,22 @@
-"""The cross-check: a second plan, reaching the goal by its own route, must agree.
+"""The cross-check: another plan, reaching the goal by its own route, must agree.
 
 A plan whose numbers agree with each other can still answer another question (a rate
 applied twice, `ceil` where the goal wants full crates). With `cross_check`, after a run
-whose every verdict passed, the planner is asked for a second plan, independently and
-sampling more widely; it runs with its step ids prefixed ``x_`` (so the journal tells the
-two apart), is verified like the first, and the final values of the two plans must
-agree. Disagreement between two plans that both ran and verified goes to a repair round
-with the second plan and its values; the repaired plan's answer is compared with the
-second plan's (no third plan is asked for). Disagreement that remains, or a second plan
-that cannot be made or verified, leaves the run unverified: the cross-check never
-confirms what it could not reproduce.
+whose every verdict passed, the planner is asked for another plan, independently and
+sampling more widely; it runs with its step ids prefixed (``x_``; a later try ``x2_``,
+``x3_``, so the journal tells them apart), is verified like the first, and the final
+values of the two plans must agree. A plan that cannot be made, run or verified does not
+count: another is asked for, up to `TRIES` in all, for a small model often fails to make
+one valid plan, and "one more plan or nothing" threw away runs the next plan would have
+confirmed. The first other plan that ran and verified decides; none is asked for after it.
+Taking a majority instead was refused: two plans by one model share its misreadings, and
+a wrong answer outvoting the one right route would be reported verified.
+
+Disagreement between two plans that both ran and verified goes to a repair round with the
+other plan and its values; the repaired plan's answer is compared with that plan's (no
+more plans are asked for). Disagreement that remains, or no other plan that ran and
+verified, leaves the run unverified: the cross-check never confirms what it could not
+reproduce.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from stepgraph.verifiers import verify
 
 PREFIX = "x_"
 AGREEMENT = 1e-3  # relative: two routes may round differently on the way
+TRIES = 3  # other plans asked for at most, each a model call
 
 
 @dataclass(frozen=True)
@@ -127,19 +135,44 @@ def cross_check(
     *,
     max_workers: int,
     backend: Any,
+    tries: int = TRIES,
 ) -> CrossOutcome:
-    """Run a second, independent plan; its final value, and the answer's numbers, must agree."""
+    """Another, independent plan; its final value, and the answer's numbers, must agree."""
     first = _final_value(plan, execution)
-    template = task.answer or plan.answer
-    # A check must not change the world, and nobody approved the second plan: it may
+    if first is None:
+        return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
+    # A check must not change the world, and nobody approved the other plans: they may
     # call only tools without side effects (the static checks refuse any other).
     task = replace(task, tools=ToolRegistry(item for item in task.tools if not item.side_effects))
+    lost: list[str] = []  # why each plan asked for could not be compared
+    for number in range(1, tries + 1):
+        prefix = PREFIX if number == 1 else f"x{number}_"
+        other = _other_plan(task, planner, journal, prefix, max_workers, backend)
+        if isinstance(other, Second):
+            verdict = _compared(first, other, task.answer or plan.answer, execution)
+            if lost:
+                note = f" (after {len(lost)} other plan(s) that could not be compared)"
+                verdict = verdict.model_copy(update={"description": verdict.description + note})
+            return CrossOutcome(verdict, other)
+        lost.append(other)
+    return CrossOutcome(_verdict(False, f"no second plan to compare with: {'; '.join(lost)}"))
+
+
+def _other_plan(
+    task: PreparedTask,
+    planner: Planner,
+    journal: JournalWriter,
+    prefix: str,
+    max_workers: int,
+    backend: Any,
+) -> Second | str:
+    """One more plan, run and verified, or why it cannot vote."""
     try:
-        other = prefixed(planner.cross_plan(task, journal), PREFIX)
+        other = prefixed(planner.cross_plan(task, journal), prefix)
         task = task.for_plan(other)
         graph = check_plan(other, task)
     except (PlanningError, PlanValidationError, LLMError) as e:
-        return CrossOutcome(_verdict(False, f"no second plan to compare with: {e}"))
+        return f"no plan ({e})"
     journal.emit(
         PlanProposed(
             source="planner",
@@ -148,35 +181,28 @@ def cross_check(
             plan_hash=other.plan_hash(),
         )
     )
-    second = execute(
-        graph, task.tools, task.inputs, journal, max_workers=max_workers, backend=backend
-    )
-    if second.failed or second.skipped:
-        failed = ", ".join([*second.failed, *second.skipped])
-        return CrossOutcome(
-            _verdict(False, f"the second plan did not run through (steps {failed})")
-        )
-    checked = verify(
-        other.steps, second.values, second.actions, other.checks, task.inputs, task.tools
-    )
+    ran = execute(graph, task.tools, task.inputs, journal, max_workers=max_workers, backend=backend)
+    if ran.failed or ran.skipped:
+        return f"a plan did not run through (steps {', '.join([*ran.failed, *ran.skipped])})"
+    checked = verify(other.steps, ran.values, ran.actions, other.checks, task.inputs, task.tools)
     if not all(verdict.passed for verdict in checked):
-        wrong = "; ".join(v.description for v in checked if not v.passed)
-        return CrossOutcome(_verdict(False, f"the second plan did not verify: {wrong}"))
-    value = _final_value(other, second)
-    if first is None or value is None:
-        return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
-    shown_first, shown_second = format_pair(first, value)
-    agree = _agree(first, value)
+        return f"a plan did not verify: {'; '.join(v.description for v in checked if not v.passed)}"
+    value = _final_value(other, ran)
+    if value is None:
+        return "a plan produced no final value to compare"
+    return Second(other, dict(ran.values), value, [*ran.values.values(), *task.inputs.values()])
+
+
+def _compared(first: Any, second: Second, template: str | None, execution: Execution) -> Verdict:
+    """One other plan's vote: its final value against the first's, and the answer's numbers."""
+    shown_first, shown_second = format_pair(first, second.final)
+    agree = _agree(first, second.final)
     verb = "agrees" if agree else "disagrees"
     description = f"a second plan, by its own route, {verb}: {shown_second} against {shown_first}"
-    known = [*second.values.values(), *task.inputs.values()]
-    missing = _unreproduced(template, execution, known) if agree else []
+    missing = _unreproduced(template, execution, second.known) if agree else []
     if missing:
         agree, description = False, f"{description}, but {'; '.join(missing)}"
-    return CrossOutcome(
-        _verdict(agree, description, first=shown_first, second=shown_second),
-        Second(other, dict(second.values), value, known),
-    )
+    return _verdict(agree, description, first=shown_first, second=shown_second)
 
 
 def prefixed(plan: StepGraph, prefix: str) -> StepGraph:
@@ -241,6 +267,7 @@ def _verdict(passed: bool, description: str, **values: str) -> Verdict:
 __all__ = [
     "AGREEMENT",
     "PREFIX",
+    "TRIES",
     "CrossOutcome",
     "Second",
     "compare_with",

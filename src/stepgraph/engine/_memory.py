@@ -7,10 +7,16 @@ journals as the index is: deleting it loses nothing, and a deleted journal is fo
 with it. Only a run the user forgets outlives a rebuild, as one line of
 `.memory-forgotten` in the folder: forgetting is the user's word, not the journals'.
 
-Remembered: runs that ended `verified`, of a goal typed without a plan or inputs of its
-own, that are neither replays nor forks. A goal of the same shape (`goal_shape`) gets the
-newest such plan re-bound (`_recall.rebind`) when the tools it calls are unchanged; other
-goals get the nearest ones as worked examples.
+Remembered: runs that ended `verified` with this machine's seal (`run.end.seal`, an HMAC by
+the approval key of the run id, goal, plan hash and tool fingerprints), of a goal typed
+without a plan or inputs of its own, that are neither replays nor forks. A goal of the same
+shape (`goal_shape`) gets the newest such plan re-bound (`_recall.rebind`) when the tools it
+calls are unchanged; other goals get the nearest ones as worked examples.
+
+The seal is checked each time a row is used, not when it is indexed: the index lives in the
+runs folder too, and a journal or a row someone else wrote (a cloned repository's `runs/`,
+a shared folder) must never become a plan that runs here, nor a worked example the model
+reads. Unsealed runs are skipped and counted (`PlanMemory.unsealed`).
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from typing import Any
 import orjson
 
 from stepgraph.engine._recall import Recalled, RecallRefused, rebind
+from stepgraph.engine._signing import sealed_here
 from stepgraph.journal import RunIndex
-from stepgraph.model import WorkedExample
+from stepgraph.model import WorkedExample, plan_hash_of
 from stepgraph.planner import goal_shape, parse_plan, read_inputs
 from stepgraph.task import PreparedTask
 from stepgraph.verifiers import grounding_problems
@@ -36,7 +43,9 @@ FORGOTTEN_NAME = ".memory-forgotten"
 RECALL_TRIES = 3  # the newest remembered plans of one shape tried before the planner is asked
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS memory_v1 (
+DROP TABLE IF EXISTS memory_v1;
+DROP TABLE IF EXISTS memory_v1_goals;
+CREATE TABLE IF NOT EXISTS memory_v2 (
     path TEXT PRIMARY KEY,
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
@@ -45,13 +54,16 @@ CREATE TABLE IF NOT EXISTS memory_v1 (
     shape TEXT,
     started TEXT NOT NULL,
     plan TEXT,
-    tools TEXT
+    tools TEXT,
+    seal TEXT
 );
-CREATE INDEX IF NOT EXISTS memory_v1_by_shape ON memory_v1 (shape, started);
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_v1_goals USING fts5(goal, path UNINDEXED);
+CREATE INDEX IF NOT EXISTS memory_v2_by_shape ON memory_v2 (shape, started);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_v2_goals USING fts5(goal, path UNINDEXED);
 """
-_KINDS = re.compile(rb'"event"\s*:\s*"(run\.start|plan\.proposed|plan\.edited|plan\.approved)"')
-_FIELDS = "run_id, path, goal, started, plan, tools"
+_KINDS = re.compile(
+    rb'"event"\s*:\s*"(run\.start|plan\.proposed|plan\.edited|plan\.approved|run\.end)"'
+)
+_FIELDS = "run_id, path, goal, started, plan, tools, seal"
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,8 @@ class PlanMemory:
     def __init__(self, runs_dir: Path | str) -> None:
         self.runs_dir = Path(runs_dir)
         self.index = RunIndex(self.runs_dir, schemas=(_SCHEMA,))
+        # Journals that say they verified but carry no seal of this machine: never used.
+        self.unsealed: set[str] = set()
 
     def refresh(self) -> None:
         """Bring the memory up to date with the journals (the index first)."""
@@ -100,7 +114,7 @@ class PlanMemory:
         with self.index.connection() as db:
             known = {
                 path: (mtime, size)
-                for path, mtime, size in db.execute("SELECT path, mtime_ns, size FROM memory_v1")
+                for path, mtime, size in db.execute("SELECT path, mtime_ns, size FROM memory_v2")
             }
             for path in sorted(wanted):
                 try:
@@ -111,19 +125,19 @@ class PlanMemory:
                 if known.get(path) != stamp:
                     _remember(db, Path(path), stamp)
             gone = [(path,) for path in known if path not in wanted]
-            db.executemany("DELETE FROM memory_v1 WHERE path = ?", gone)
-            db.executemany("DELETE FROM memory_v1_goals WHERE path = ?", gone)
+            db.executemany("DELETE FROM memory_v2 WHERE path = ?", gone)
+            db.executemany("DELETE FROM memory_v2_goals WHERE path = ?", gone)
 
     def entries(self, limit: int = 1000) -> list[Remembered]:
         """The remembered runs, newest first."""
         self.refresh()
-        sql = f"SELECT {_FIELDS} FROM memory_v1 WHERE plan IS NOT NULL ORDER BY started DESC"
+        sql = f"SELECT {_FIELDS} FROM memory_v2 WHERE plan IS NOT NULL ORDER BY started DESC"
         return list(self._kept(sql, (), limit))
 
     def get(self, run_id: str) -> Remembered | None:
         """The remembered run with this id, or None (not verified, forgotten, or gone)."""
         self.refresh()
-        sql = f"SELECT {_FIELDS} FROM memory_v1 WHERE plan IS NOT NULL AND run_id = ?"
+        sql = f"SELECT {_FIELDS} FROM memory_v2 WHERE plan IS NOT NULL AND run_id = ?"
         return next(self._kept(sql, (run_id,), 1), None)
 
     def forget(self, run_id: str) -> bool:
@@ -143,7 +157,7 @@ class PlanMemory:
         self.refresh()
         goal = task.task.goal
         sql = (
-            f"SELECT {_FIELDS} FROM memory_v1 WHERE plan IS NOT NULL AND shape = ? "
+            f"SELECT {_FIELDS} FROM memory_v2 WHERE plan IS NOT NULL AND shape = ? "
             "ORDER BY started DESC"
         )
         outcome = RecallOutcome()
@@ -166,8 +180,8 @@ class PlanMemory:
         query = " OR ".join(f'"{word}"' for word in words)
         sql = (
             f"SELECT {', '.join('m.' + f.strip() for f in _FIELDS.split(','))} "
-            "FROM memory_v1_goals g JOIN memory_v1 m ON m.path = g.path "
-            "WHERE memory_v1_goals MATCH ? AND m.plan IS NOT NULL ORDER BY bm25(memory_v1_goals)"
+            "FROM memory_v2_goals g JOIN memory_v2 m ON m.path = g.path "
+            "WHERE memory_v2_goals MATCH ? AND m.plan IS NOT NULL ORDER BY bm25(memory_v2_goals)"
         )
         shapes: set[str] = set()
         found = []
@@ -189,10 +203,16 @@ class PlanMemory:
         with self.index.connection() as db:
             rows = db.execute(sql, args).fetchall()
         count = 0
-        for run_id, path, goal, started, plan, tools in rows:
+        for run_id, path, goal, started, plan, tools, seal in rows:
             if run_id in forgotten:
                 continue
-            yield Remembered(run_id, path, goal, started, json.loads(plan), json.loads(tools))
+            remembered = Remembered(
+                run_id, path, goal, started, json.loads(plan), json.loads(tools)
+            )
+            if not _sealed(remembered, seal):
+                self.unsealed.add(path)
+                continue
+            yield remembered
             count += 1
             if count == limit:
                 return
@@ -230,18 +250,26 @@ def _fit(remembered: Remembered, task: PreparedTask, tools: Mapping[str, str]) -
     return Recalled(parsed.plan, remembered.run_id, remembered.path, remembered.goal, rebound)
 
 
+def _sealed(remembered: Remembered, seal: str | None) -> bool:
+    """Whether this machine sealed the run as verified, with this very goal, plan and tools."""
+    if not isinstance(remembered.tools, dict) or not isinstance(remembered.plan, dict):
+        return False
+    plan_hash = plan_hash_of(remembered.plan)
+    return sealed_here(remembered.run_id, remembered.goal, plan_hash, remembered.tools, seal)
+
+
 def _remember(db: Any, path: Path, stamp: tuple[int, int]) -> None:
     """Read what memory keeps of one verified journal into its row (plan NULL: not kept)."""
-    start, plan = _read_run(path)
+    start, plan, seal = _read_run(path)
     goal = str(start.get("goal", "")) if start else ""
     definition = (start or {}).get("definition") or {}
     typed = start is not None and not definition.get("plan") and not definition.get("inputs")
     keep = typed and plan is not None
-    db.execute("DELETE FROM memory_v1_goals WHERE path = ?", (str(path),))
+    db.execute("DELETE FROM memory_v2_goals WHERE path = ?", (str(path),))
     db.execute(
-        "INSERT OR REPLACE INTO memory_v1 "
-        "(path, mtime_ns, size, run_id, goal, shape, started, plan, tools) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO memory_v2 "
+        "(path, mtime_ns, size, run_id, goal, shape, started, plan, tools, seal) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             str(path),
             *stamp,
@@ -251,20 +279,22 @@ def _remember(db: Any, path: Path, stamp: tuple[int, int]) -> None:
             str((start or {}).get("ts", "")),
             json.dumps(plan) if keep else None,
             json.dumps((start or {}).get("tools", {})),
+            seal,
         ),
     )
     if keep:
-        db.execute("INSERT INTO memory_v1_goals (goal, path) VALUES (?, ?)", (goal, str(path)))
+        db.execute("INSERT INTO memory_v2_goals (goal, path) VALUES (?, ?)", (goal, str(path)))
 
 
-def _read_run(path: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The journal's `run.start` and the plan its last approval let run.
+def _read_run(path: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
+    """The journal's `run.start`, the plan its last approval let run, and its end's seal.
 
     Only the few lines of those kinds are parsed: a big run's observations are skipped.
     """
     start: dict[str, Any] | None = None
     plans: dict[str, dict[str, Any]] = {}
     approved: str | None = None
+    seal: str | None = None
     try:
         with path.open("rb") as file:
             for line in file:
@@ -286,6 +316,8 @@ def _read_run(path: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]
                     plans[str(event.get("plan_hash"))] = event["plan"]
                 elif kind == b"plan.approved":
                     approved = str(event.get("plan_hash"))
+                elif kind == b"run.end":
+                    seal = event.get("seal") if isinstance(event.get("seal"), str) else None
     except OSError:
-        return None, None
-    return start, plans.get(approved) if approved else None
+        return None, None, None
+    return start, plans.get(approved) if approved else None, seal

@@ -457,6 +457,7 @@ def _run_again(
             # Older records have neither: JSON plans from the goal's words as typed.
             syntax="lines" if recording.start.config.get("plan_syntax") == "lines" else "json",
             read_goal=bool(recording.start.config.get("read_goal", False)),
+            reason_first=bool(recording.start.config.get("reason_first", False)),
         )
         if texts
         else None,

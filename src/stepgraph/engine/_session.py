@@ -36,7 +36,7 @@ from stepgraph.engine._given import check_given_plan
 from stepgraph.engine._memory import PlanMemory
 from stepgraph.engine._per_step import run_read_only
 from stepgraph.engine._recall import Recalled, recall_note
-from stepgraph.engine._signing import sign_decision
+from stepgraph.engine._signing import seal_verified, sign_decision
 from stepgraph.engine._streaming import EarlyStart, early_start, streaming_applies
 from stepgraph.exceptions import (
     ApprovalError,
@@ -344,6 +344,7 @@ class RunSession:
                     "plan_retries": getattr(self.config.planner, "plan_retries", None),
                     "plan_syntax": getattr(self.config.planner, "syntax", None),
                     "read_goal": getattr(self.config.planner, "read_goal", None),
+                    "reason_first": getattr(self.config.planner, "reason_first", None),
                     "cross_check": self.config.cross_check,
                     "memory": self.config.memory is not None,
                     "stream": streaming_applies(self),
@@ -772,7 +773,7 @@ class RunSession:
         answer: str | None,
         status: RunStatus,
     ) -> RunResult:
-        self._end(status.value)
+        self._end(status.value, seal=self._seal(plan, status))
         return RunResult(
             run_id=self.journal.run_id,
             task=self.prepared.task.name,
@@ -809,9 +810,19 @@ class RunSession:
             plan=self.awaiting,
         )
 
-    def _end(self, status: str, reason: BaseException | str | None = None) -> None:
+    def _seal(self, plan: StepGraph | None, status: RunStatus) -> str | None:
+        """A verified run's seal, so memory can tell runs of this machine from planted ones."""
+        if plan is None or status is not RunStatus.VERIFIED or not self.journal.heard:
+            return None
+        prints = tool_fingerprints(self.prepared.tools)
+        goal = self.prepared.task.goal
+        return seal_verified(self.journal.run_id, goal, self._plan_hash(plan), prints)
+
+    def _end(
+        self, status: str, reason: BaseException | str | None = None, seal: str | None = None
+    ) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
         why = None if reason is None else f"{type(reason).__name__}: {reason}"
         if isinstance(reason, str):
             why = reason
-        self.journal.emit(RunEnd(status=status, duration_ms=elapsed, reason=why))
+        self.journal.emit(RunEnd(status=status, duration_ms=elapsed, reason=why, seal=seal))

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from stepgraph.exceptions import ApprovalError, ApprovalMismatchError
@@ -100,6 +102,27 @@ def signed_here(who: str, how: str, when: str, approval_hash: str, signature: st
     """Whether a journaled approval was signed with this machine's key."""
     try:
         check_signature(_decision_text(who, how, when, approval_hash), signature)
+    except ApprovalError:
+        return False
+    return True
+
+
+def _memory_text(run_id: str, goal: str, plan_hash: str, tools: Mapping[str, str]) -> str:
+    prints = json.dumps(dict(tools), sort_keys=True, separators=(",", ":"))
+    return f"memory\n{run_id}\n{goal}\n{plan_hash}\n{prints}"
+
+
+def seal_verified(run_id: str, goal: str, plan_hash: str, tools: Mapping[str, str]) -> str:
+    """The seal a verified run's `run.end` carries: plan memory recalls only sealed runs."""
+    return sign(_memory_text(run_id, goal, plan_hash, tools))
+
+
+def sealed_here(
+    run_id: str, goal: str, plan_hash: str, tools: Mapping[str, str], seal: str | None
+) -> bool:
+    """Whether this machine's key sealed this run's goal, plan and tools as verified."""
+    try:
+        check_signature(_memory_text(run_id, goal, plan_hash, tools), seal)
     except ApprovalError:
         return False
     return True

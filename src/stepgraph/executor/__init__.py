@@ -1,4 +1,4 @@
-"""The executor: graph building and static validation, reference resolution, scheduling."""
+"""The executor: graph building and static validation, reference resolution, scheduling, layout."""
 
 # The names are imported on first use (PEP 562): validating a plan needs none of the
 # scheduler, the journal it writes or the Dask backend.
@@ -11,6 +11,7 @@ if _TYPE_CHECKING:
     from stepgraph.executor._dask import DaskBackend, DaskCluster, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
     from stepgraph.executor._heap import collector_paused, frozen_heap
+    from stepgraph.executor._layout import GraphLayout, layered_layout, natural_key, route_crossings
     from stepgraph.executor._reuse import plan_diff, step_signatures
     from stepgraph.executor._scheduler import Scheduler, execute
     from stepgraph.executor._validate import (
@@ -26,6 +27,7 @@ __all__ = [
     "DaskBackend",
     "DaskCluster",
     "Execution",
+    "GraphLayout",
     "Scheduler",
     "StepRecord",
     "StepState",
@@ -38,7 +40,10 @@ __all__ = [
     "dependencies",
     "execute",
     "frozen_heap",
+    "layered_layout",
+    "natural_key",
     "plan_diff",
+    "route_crossings",
     "step_problems",
     "step_signatures",
     "validate_plan",
@@ -49,6 +54,7 @@ _MODULES = {
     "DaskBackend": "stepgraph.executor._dask",
     "DaskCluster": "stepgraph.executor._dask",
     "Execution": "stepgraph.executor._execution",
+    "GraphLayout": "stepgraph.executor._layout",
     "Scheduler": "stepgraph.executor._scheduler",
     "StepRecord": "stepgraph.executor._execution",
     "StepState": "stepgraph.executor._execution",
@@ -61,7 +67,10 @@ _MODULES = {
     "dependencies": "stepgraph.executor._validate",
     "execute": "stepgraph.executor._scheduler",
     "frozen_heap": "stepgraph.executor._heap",
+    "layered_layout": "stepgraph.executor._layout",
+    "natural_key": "stepgraph.executor._layout",
     "plan_diff": "stepgraph.executor._reuse",
+    "route_crossings": "stepgraph.executor._layout",
     "step_problems": "stepgraph.executor._validate",
     "step_signatures": "stepgraph.executor._reuse",
     "validate_plan": "stepgraph.executor._validate",

@@ -39,6 +39,7 @@ from stepgraph.journal._reader import (
     read_page,
 )
 from stepgraph.journal._recording import Prior, Recording
+from stepgraph.journal._states import fold_states
 from stepgraph.journal._writer import JOURNAL_VERSION, Guard, JournalWriter, Listener, NullJournal
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "Thought",
     "Verdict",
     "digest",
+    "fold_states",
     "read_journal",
     "read_page",
     "writer_alive",

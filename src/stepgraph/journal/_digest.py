@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepgraph.exceptions import JournalError
 from stepgraph.journal._recording import _HEADS
+from stepgraph.journal._states import take_state
 from stepgraph.model import StepGraph
-from stepgraph.references import find_references
 from stepgraph.units import format_value
 from stepgraph.values import decode_value
 
@@ -205,17 +205,6 @@ def _plan_head(raw: bytes, found: RunDigest, start: int) -> str | None:
     return None
 
 
-def _covered(data: dict[str, Any]) -> set[str]:
-    """The steps a `check` event looked at: its step, or the steps its expression names."""
-    step = data.get("step")
-    if isinstance(step, str):
-        return {step}
-    if data.get("kind") != "check" or not isinstance(data.get("values"), dict):
-        return set()
-    names = {ref.step for key in data["values"] for ref in find_references(str(key))}
-    return names - {"inputs"}
-
-
 def _take(found: RunDigest, data: dict[str, Any]) -> None:
     """Fold one small event into the digest, as the run page's script does."""
     seq = data.get("seq")
@@ -238,26 +227,13 @@ def _take(found: RunDigest, data: dict[str, Any]) -> None:
                 str(data.get("description", "")),
             )
         )
-        # The same rule as the run page and `stepgraph.verifiers.step_states`: a step is
-        # green only where a verdict looked at its value.
-        for name in _covered(data):
-            if found.states.get(name) in ("unchecked", "verified"):
-                found.states[name] = "verified" if passed else "check_failed"
+        take_state(found.states, data)  # the one rule of pages and pictures
         return
     if not isinstance(step, str):
         return
-    if kind == "action":
-        found.states[step] = "running"
-    elif kind == "step.skipped":
-        found.states[step] = "skipped"
-    elif kind == "step.reused":
-        found.states[step] = "unchecked"
+    take_state(found.states, data)
+    if kind == "step.reused" or kind == "observation" and data.get("final") and data.get("ok"):
         found._encoded[step] = data.get("value")
-    elif kind == "observation" and data.get("final"):
-        ok = bool(data.get("ok"))
-        found.states[step] = "unchecked" if ok else "failed"
-        if ok:
-            found._encoded[step] = data.get("value")
 
 
 def _values(found: RunDigest) -> None:

@@ -285,6 +285,9 @@ class RunEnd(JournalEvent):
     status: str
     duration_ms: float
     reason: str | None = None  # why a run ended early: the error, with its kind
+    # A verified run's HMAC (this machine's key) of its run id, goal, plan hash and tool
+    # fingerprints: plan memory recalls only sealed runs, for a journal is easy to write by hand.
+    seal: str | None = None
 
 
 _TYPED: tuple[type[JournalEvent], ...] = (

@@ -52,6 +52,9 @@ class PlannerSettings(BaseSettings):
     read_goal: bool = Field(
         True, description="Read the goal's quantities and show them as named, quoted inputs."
     )
+    reason_first: bool = Field(
+        False, description="Ask for a short plain-text reasoning before the plan, and show it."
+    )
 
 
 class Planner:
@@ -64,8 +67,12 @@ class Planner:
         plan_retries: int = 2,
         read_goal: bool = True,
         syntax: PlanSyntax = "json",
+        reason_first: bool = False,
     ) -> None:
         self.client = client
+        # A strict format is known to cost a small model's reasoning: with `reason_first`
+        # it first says in words how the goal is worked out, and the plan request shows it.
+        self.reason_first = reason_first
         self.plan_retries = plan_retries
         # "json": the StepGraph schema itself; "lines": one Python-like line per step
         # (`_lines`), read into the same plan. Either way the plan is journaled as JSON.
@@ -140,11 +147,29 @@ class Planner:
         With `watch`, each answer is streamed to it as it is written (see `_stream`).
         `examples` (remembered plans of goals like this one) take the fixed examples' places.
         """
-        messages = [
-            {"role": "system", "content": self._system(task, examples)},
-            {"role": "user", "content": self._goal(task)},
-        ]
+        system = {"role": "system", "content": self._system(task, examples)}
+        request = self._goal(task)
+        if self.reason_first:
+            notes = self.reason(task, journal, system=system)
+            request += f"\n\nHow it is worked out, in your own words:\n{notes}"
+        messages = [system, {"role": "user", "content": request}]
         return self._converse(messages, "plan", task, journal, watch=watch)
+
+    def reason(
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        *,
+        system: Message | None = None,
+    ) -> str:
+        """The model's short plain-text account of how the goal is worked out (no numbers).
+
+        Sent after the plan request's own system prompt: a server's prompt cache (llama.cpp)
+        then reuses it for the plan request instead of reading it again.
+        """
+        ask = {"role": "user", "content": render("reason.md", goal=task.task.goal)}
+        messages = [system or {"role": "system", "content": self._system(task)}, ask]
+        return self._ask(messages, "reason", 1, None, journal).text.strip()
 
     def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
         """Ask, independently and sampling more widely, for a plan by a route of its own.

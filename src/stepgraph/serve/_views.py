@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import networkx as nx
 import orjson
 
 from stepgraph.engine import Engine, ParkedRun, parked
-from stepgraph.executor import build_graph
+from stepgraph.executor import build_graph, layered_layout
 from stepgraph.journal import RunDigest, RunRow, digest
 from stepgraph.model import StepGraph
 
@@ -26,54 +28,62 @@ _TAIL_BYTES = 2**16  # the end of a journal read for its last two events
 
 @dataclass
 class Node:
-    """One step drawn in the graph."""
+    """One step drawn in the graph: its box's top-left corner."""
 
     id: str
     tool: str
-    x: int
-    y: int
+    x: float
+    y: float
 
 
 @dataclass
 class Edge:
-    """A dependency drawn from one step's right edge to another's left edge."""
+    """A dependency drawn as the layout routed it (an SVG path), from one step to the next."""
 
-    x1: int
-    y1: int
-    x2: int
-    y2: int
+    source: str
+    target: str
+    d: str
 
 
 @dataclass
 class GraphPicture:
-    """The step graph laid out in columns by dependency depth."""
+    """The step graph as the layered layout places it (the same layout `stepgraph graph` draws)."""
 
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
-    width: int = 0
-    height: int = 0
+    width: float = 0
+    height: float = 0
+    engine: str = "none"
 
 
-def layout(plan: StepGraph | None) -> GraphPicture:
-    """Columns are topological generations; a step sits right of everything it needs."""
-    picture = GraphPicture()
+_LAID_OUT: OrderedDict[str, GraphPicture] = OrderedDict()  # plan hash -> its picture
+_LAYOUTS_LOCK = threading.Lock()
+_KEPT_LAYOUTS = 32  # a plan's layout is the same on every visit: the recent ones are kept
+
+
+def layout(plan: StepGraph | None, plan_hash: str = "") -> GraphPicture:
+    """Columns by dependency depth, rows ordered to cross few edges (`layered_layout`)."""
     if plan is None or not plan.steps:
-        return picture
+        return GraphPicture()
+    with _LAYOUTS_LOCK:  # pages are served from several threads
+        kept = _LAID_OUT.get(plan_hash) if plan_hash else None
+        if kept is not None:
+            _LAID_OUT.move_to_end(plan_hash)
+            return kept
     graph = build_graph(plan.steps)
     if not nx.is_directed_acyclic_graph(graph):
-        return picture
+        return GraphPicture()
+    laid = layered_layout(graph, node_w=NODE_W, node_h=NODE_H, gap_x=GAP_X, gap_y=GAP_Y)
     tools = {step.id: step.tool for step in plan.steps}
-    where: dict[str, tuple[int, int]] = {}
-    for column, generation in enumerate(nx.topological_generations(graph)):
-        for row, sid in enumerate(sorted(generation)):
-            x, y = 10 + column * (NODE_W + GAP_X), 10 + row * (NODE_H + GAP_Y)
-            where[sid] = (x, y)
-            picture.nodes.append(Node(sid, tools.get(sid, ""), x, y))
-    for a, b in graph.edges:
-        (x1, y1), (x2, y2) = where[a], where[b]
-        picture.edges.append(Edge(x1 + NODE_W, y1 + NODE_H // 2, x2, y2 + NODE_H // 2))
-    picture.width = max(n.x for n in picture.nodes) + NODE_W + 10
-    picture.height = max(n.y for n in picture.nodes) + NODE_H + 10
+    picture = GraphPicture(width=round(laid.width), height=round(laid.height), engine=laid.engine)
+    for box in laid.boxes.values():
+        picture.nodes.append(Node(box.id, tools.get(box.id, ""), round(box.x, 1), round(box.y, 1)))
+    picture.edges = [Edge(r.source, r.target, r.svg_path()) for r in laid.routes]
+    if plan_hash:
+        with _LAYOUTS_LOCK:
+            _LAID_OUT[plan_hash] = picture
+            while len(_LAID_OUT) > _KEPT_LAYOUTS:
+                _LAID_OUT.popitem(last=False)
     return picture
 
 
@@ -105,7 +115,7 @@ def run_view(row: RunRow) -> RunView:
     return RunView(
         digest=found,
         plan_hash=found.plan_hash or "",
-        picture=layout(plan),
+        picture=layout(plan, found.plan_hash or ""),
         not_drawn=not_drawn,
         state_counts=dict(sorted(counts.items())),
     )

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from stepgraph.journal import Journal
-from stepgraph.model import Verdict
-from stepgraph.verifiers import STEP_STATES, step_states
+from stepgraph.journal import Journal, fold_states
+from stepgraph.verifiers import STEP_STATES
 
-_VERDICT_FIELDS = set(Verdict.model_fields)
 STYLES = {
     "verified": "green",
     "unchecked": "yellow",
@@ -19,22 +17,12 @@ STYLES = {
 
 
 def journal_step_states(journal: Journal) -> dict[str, str]:
-    """verified, unchecked, check_failed, failed or skipped, for each step the run reached."""
-    ran: dict[str, bool] = {}
-    skipped: list[str] = []
-    verdicts: list[Verdict] = []
-    for event in journal.events:
-        if event.event == "check":
-            verdicts.append(Verdict.model_validate(event.model_dump(include=_VERDICT_FIELDS)))
-        elif event.step is None:
-            continue
-        elif event.event == "observation" and event.model_dump()["final"]:
-            ran[event.step] = bool(event.model_dump()["ok"])
-        elif event.event == "step.reused":
-            ran[event.step] = True
-        elif event.event == "step.skipped":
-            skipped.append(event.step)
-    return step_states(ran, skipped, verdicts)
+    """verified, unchecked, check_failed, failed or skipped, for each step the run reached.
+
+    The same fold as the run page (`stepgraph.journal.fold_states`): a step run again in a
+    repair round is judged by that round's verdicts, not by an earlier round's failure.
+    """
+    return fold_states(event.model_dump() for event in journal.events)
 
 
 def states_line(states: dict[str, str], shown: int = 8) -> Text | None:

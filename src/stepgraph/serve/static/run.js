@@ -72,12 +72,16 @@ function handle(e) {
     }
     case "observation":
       stepOf(e.step).end = ts;
+      stepOf(e.step).took = e.duration_ms;  // the call's own time, as the CLI prints it
       // Green only once a verdict checked the value: until then it ran, unchecked.
       if (e.final) setState(e.step, e.ok ? "unchecked" : "failed");
       break;
     case "step.reused": setState(e.step, "unchecked"); break;
     case "step.skipped": setState(e.step, "skipped"); break;
     case "check":
+      // A passing unit check saw a dimension, not a number: it never makes a step green
+      // (the rule of stepgraph.journal.fold_states, which the pictures use too).
+      if (e.passed && e.kind === "unit") break;
       for (const id of covered(e)) {
         const now = stepOf(id).state;
         if (now === "unchecked" || now === "verified") {
@@ -104,12 +108,15 @@ function drawGantt() {
   box.replaceChildren();
   for (const [id, s] of ran.sort((a, b) => a[1].start - b[1].start)) {
     const end = s.end !== undefined ? s.end : now;
-    const bar = el("div", {class: "bar " + s.state, title: `${id}: ${end - s.start} ms`});
-    bar.style.left = (100 * (s.start - t0) / (t1 - t0)) + "%";
-    bar.style.width = Math.max(0.5, 100 * (end - s.start) / (t1 - t0)) + "%";
+    // A bar is the call: it ends at its observation and lasts its duration_ms (the time
+    // from the action to the call's start is waiting for a thread, not the step's time).
+    const took = s.took !== undefined ? s.took : end - s.start;
+    const bar = el("div", {class: "bar " + s.state, title: `${id}: ${took.toFixed(1)} ms`});
+    bar.style.left = (100 * Math.max(0, end - took - t0) / (t1 - t0)) + "%";
+    bar.style.width = Math.max(0.3, 100 * took / (t1 - t0)) + "%";
     const row = el("div", {class: "lane", "data-step": id},
       el("span", {class: "label"}, id), el("div", {class: "track"}, bar),
-      el("span", {class: "ms"}, `${(end - s.start).toFixed(0)} ms`));
+      el("span", {class: "ms"}, `${took.toFixed(1)} ms`));
     row.addEventListener("click", () => inspect(id));
     box.append(row);
   }
