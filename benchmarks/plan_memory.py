@@ -43,7 +43,7 @@ from benchmarks._families import (
     gsm_symbolic_families,
     transfer_family,
 )
-from stepgraph.cli._model_options import build_planner
+from stepgraph.cli._model_options import ModelOptions
 from stepgraph.engine import Engine
 from stepgraph.evaluation import GoalOutcome, Suite, run_goal
 from stepgraph.journal import read_journal
@@ -195,7 +195,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the conditions asked for and print the table."""
     args = parser().parse_args(argv)
-    planner = build_planner(
+    planner = ModelOptions(
         scripted=args.scripted,
         base_url=args.base_url,
         model=args.model,
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         plan_retries=2,
         plan_syntax=args.plan_syntax,
         timeout=args.timeout,
-    )
+    ).planner()
     if planner is None:
         print("give --base-url and --model, or --scripted FILE", file=sys.stderr)
         return 2

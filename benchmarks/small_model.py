@@ -46,7 +46,7 @@ from benchmarks._baselines import Answer, Endpoint, React, alone
 from benchmarks._common import machine
 from benchmarks._datasets import DEFAULT_CACHE, DEFAULT_WHEEL, DatasetUnavailable, dataset_file
 from benchmarks._figures import progress, render, summarize
-from stepgraph.cli._model_options import build_planner
+from stepgraph.cli._model_options import ModelOptions
 from stepgraph.engine import Engine
 from stepgraph.evaluation import DATASETS, Suite, SuiteGoal, load_dataset, load_suite, run_goal
 from stepgraph.exceptions import JournalError, StepgraphError
@@ -107,13 +107,9 @@ class Stepgraph:
         self.name = name
         self.journal_dir = journal_dir
         with environment(env):  # the planner reads its STEPGRAPH_* settings as it is built
-            planner = build_planner(
-                scripted=None,
-                base_url=base_url,
-                model=model,
-                api_key=api_key,
-                plan_retries=plan_retries,
-            )
+            planner = ModelOptions(
+                base_url=base_url, model=model, api_key=api_key, plan_retries=plan_retries
+            ).planner()
         assert planner is not None  # an endpoint was given
         self.engine = Engine(planner=planner, repair_rounds=repair_rounds, cross_check=cross_check)
 

@@ -120,18 +120,16 @@ def test_stepgraph_debug_shows_the_real_exception(monkeypatch):
 
 def test_model_options_reach_the_client_from_flags_and_the_environment():
     """--response-format, --timeout and --max-retries (or their variables) set the client."""
-    from stepgraph.cli._model_options import build_planner
+    from stepgraph.cli._model_options import ModelOptions
 
-    planner = build_planner(
-        scripted=None,
+    planner = ModelOptions(
         base_url="http://127.0.0.1:9/v1",
         model="m",
-        api_key=None,
         plan_retries=1,
         response_format="json_object",
         timeout=600,
         max_retries=0,
-    )
+    ).planner()
     settings = planner.client.settings
     assert (settings.response_format, settings.timeout, settings.max_retries) == (
         "json_object",

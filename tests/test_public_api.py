@@ -10,6 +10,7 @@ from stepgraph import (
     mcp_server,
     planner,
     tools,
+    units,
     verifiers,
 )
 
@@ -30,6 +31,7 @@ def test_all_lists_exactly_the_public_names():
         planner,
         guards,
         mcp_server,
+        units,
     ):
         # dir(), not vars(): the package root imports its names on first use
         public = {name for name in dir(module) if not name.startswith("_")}

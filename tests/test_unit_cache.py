@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from stepgraph import _unit_cache, units
+from stepgraph import _unit_cache
 from stepgraph._unit_cache import CACHE_VARIABLE, build_registry
+from stepgraph.units import _registry
 
-DEFINITIONS = units._definitions()
+DEFINITIONS = _registry._definitions()
 
 
 def _build(folder: Path | str, monkeypatch: pytest.MonkeyPatch) -> Any:

@@ -90,7 +90,7 @@ def test_threads_racing_on_first_use_share_one_registry():
     """A second registry would make pint refuse to combine the units of two steps."""
     import threading
 
-    from stepgraph import units
+    from stepgraph.units import _registry as units
 
     original = units.registry()
     units._REGISTRY = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepgraph import Engine, Planner, RunStatus, Task
-from stepgraph.cli._model_options import build_planner
+from stepgraph.cli._model_options import ModelOptions
 from stepgraph.engine import replay
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
@@ -53,7 +53,5 @@ def test_the_environment_switches_it_on_for_the_command_line(tmp_path, monkeypat
     script = tmp_path / "s.yaml"
     script.write_text("scripted: true\nresponses: ['x']\n")
     monkeypatch.setenv("STEPGRAPH_REASON_FIRST", "1")
-    planner = build_planner(
-        scripted=script, base_url=None, model=None, api_key=None, plan_retries=1
-    )
+    planner = ModelOptions(scripted=script, plan_retries=1).planner()
     assert planner is not None and planner.reason_first

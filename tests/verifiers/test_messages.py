@@ -8,8 +8,9 @@ import yaml
 from stepgraph import RunStatus, Task, VerdictKind
 from stepgraph.exceptions import UnitError
 from stepgraph.model import Check
+from stepgraph.tools import reverse_convert
 from stepgraph.units import parse_quantity, quantity
-from stepgraph.verifiers import check_verdict, reverse_convert
+from stepgraph.verifiers import check_verdict
 from tests.conftest import EXAMPLES, invoke
 
 _QUANTITY = re.compile(r"(\d[\d,]*(?:\.\d+)?) ([A-Za-z][A-Za-z/]*)")

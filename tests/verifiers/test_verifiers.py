@@ -1,8 +1,8 @@
 import pytest
 
 from stepgraph import RunStatus, VerdictKind, tool
+from stepgraph.tools import reverse_calculate, reverse_convert
 from stepgraph.units import quantity
-from stepgraph.verifiers import reverse_calculate, reverse_convert
 from tests.conftest import make_task
 
 NIGHTS = "ceil((2500.0 * GB) / (962.28 * GB))"

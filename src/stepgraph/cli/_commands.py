@@ -27,17 +27,10 @@ from stepgraph.cli._journal_commands import register
 from stepgraph.cli._mcp_command import register as register_mcp
 from stepgraph.cli._memory_command import register as register_memory
 from stepgraph.cli._model_options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
+    MODEL_DEFAULTS,
     CrossCheckOpt,
-    MaxRetriesOpt,
-    ModelOpt,
-    PlanRetriesOpt,
-    PlanSyntaxOpt,
-    ResponseFormatOpt,
-    ScriptedOpt,
-    TimeoutOpt,
-    build_planner,
+    ModelOptions,
+    with_model_options,
 )
 from stepgraph.cli._otel_command import OtelOpt, tracing
 from stepgraph.cli._serve_commands import RunsOpt
@@ -187,6 +180,7 @@ def approver_for(
 
 @app.command()
 @handle_errors
+@with_model_options
 def run(
     target: Annotated[
         str | None,
@@ -213,15 +207,7 @@ def run(
         int | None, typer.Option(min=1, help="Steps that may run at the same time.")
     ] = None,
     tools: ToolsOpt = None,
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
-    plan_retries: PlanRetriesOpt = 2,
-    response_format: ResponseFormatOpt = None,
-    plan_syntax: PlanSyntaxOpt = None,
-    timeout: TimeoutOpt = None,
-    max_retries: MaxRetriesOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
     repair_rounds: RepairOpt = 2,
     cross_check: CrossCheckOpt = False,
     stream: Annotated[
@@ -276,17 +262,7 @@ def run(
         price=price_per_mtok,
     )
     console = Console(stderr=as_json, quiet=as_json)
-    planner = build_planner(
-        scripted=scripted,
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        plan_retries=plan_retries,
-        response_format=response_format,
-        plan_syntax=plan_syntax,
-        timeout=timeout,
-        max_retries=max_retries,
-    )
+    planner = model_options.planner()
     with ExitStack() as stack:
         traces = tracing(stack, otel)  # spans flushed when the stack closes
         factory = _start_dask(stack, scheduler) if backend == "dask" else None
@@ -341,6 +317,7 @@ def run(
 
 @app.command()
 @handle_errors
+@with_model_options
 def plan(
     target: TargetArg,
     set_: SetOpt = None,
@@ -361,15 +338,7 @@ def plan(
     ] = False,
     journal: JournalOpt = None,
     tools: ToolsOpt = None,
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
-    plan_retries: PlanRetriesOpt = 2,
-    response_format: ResponseFormatOpt = None,
-    plan_syntax: PlanSyntaxOpt = None,
-    timeout: TimeoutOpt = None,
-    max_retries: MaxRetriesOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
 ) -> None:
     """Ask the planner for a step graph (or take the task's own) and print it; no step runs.
 
@@ -379,19 +348,7 @@ def plan(
     from stepgraph.engine import Engine, PlanFile
     from stepgraph.planner import system_prompt
 
-    engine = Engine(
-        planner=build_planner(
-            scripted=scripted,
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            plan_retries=plan_retries,
-            response_format=response_format,
-            plan_syntax=plan_syntax,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
-    )
+    engine = Engine(planner=model_options.planner())
     prepared = engine.prepare(
         _target(target, tools),
         overrides=_overrides(set_),

@@ -16,17 +16,10 @@ from rich.text import Text
 
 from stepgraph.cli._errors import KIND_EXIT, STATUS_EXIT, handle_errors
 from stepgraph.cli._model_options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
+    MODEL_DEFAULTS,
     CrossCheckOpt,
-    MaxRetriesOpt,
-    ModelOpt,
-    PlanRetriesOpt,
-    PlanSyntaxOpt,
-    ResponseFormatOpt,
-    ScriptedOpt,
-    TimeoutOpt,
-    build_planner,
+    ModelOptions,
+    with_model_options,
 )
 from stepgraph.model import RunResult
 
@@ -47,6 +40,7 @@ def _exit_code(subject: RunResult | BaseException) -> int:
 
 
 @handle_errors
+@with_model_options
 def eval_command(
     suite_path: Annotated[
         Path,
@@ -76,15 +70,7 @@ def eval_command(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Dataset files: the seed that draws --size items.")] = 0,
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
-    plan_retries: PlanRetriesOpt = 2,
-    response_format: ResponseFormatOpt = None,
-    plan_syntax: PlanSyntaxOpt = None,
-    timeout: TimeoutOpt = None,
-    max_retries: MaxRetriesOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
     repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
     cross_check: CrossCheckOpt = False,
 ) -> None:
@@ -113,17 +99,7 @@ def eval_command(
         unknown = sorted(set(goal) - {g.id for g in chosen})
         raise click.UsageError(f"{suite_path}: no goal with id: {', '.join(unknown)}")
     chosen = chosen[:limit] if limit else chosen
-    planner = build_planner(
-        scripted=scripted,
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        plan_retries=plan_retries,
-        response_format=response_format,
-        plan_syntax=plan_syntax,
-        timeout=timeout,
-        max_retries=max_retries,
-    )
+    planner = model_options.planner()
     if planner is None:
         raise click.UsageError(
             "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
@@ -146,10 +122,10 @@ def eval_command(
         "suite_file": str(suite_path),
         **({"dataset": name, "seed": seed, "size": size} if name is not None else {}),
         "started": started.isoformat(timespec="seconds"),
-        "model": "scripted" if scripted else planner.client.model,
-        "base_url": None if scripted else base_url,
+        "model": "scripted" if model_options.scripted else planner.client.model,
+        "base_url": None if model_options.scripted else model_options.base_url,
         "runs_per_goal": runs,
-        "plan_retries": plan_retries,
+        "plan_retries": model_options.plan_retries,
         "repair_rounds": repair_rounds,
         "cross_check": cross_check,
         "journal_dir": str(folder),

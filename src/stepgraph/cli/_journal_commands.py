@@ -13,7 +13,7 @@ from rich.text import Text
 
 import stepgraph.cli._budget_options as bo
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
-from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
+from stepgraph.cli._model_options import MODEL_DEFAULTS, ModelOptions, with_model_options
 from stepgraph.cli._otel_command import OtelOpt, otel_command, tracing
 from stepgraph.model import RunStatus
 
@@ -100,6 +100,7 @@ def replay_command(
 
 
 @handle_errors
+@with_model_options
 def resume_command(
     journal: JournalArg,
     rerun_side_effects: Annotated[
@@ -111,10 +112,7 @@ def resume_command(
             help="Finish the run although a tool's schema or code changed since it started."
         ),
     ] = False,
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
     max_model_calls: bo.MaxModelCallsOpt = None,
     max_prompt_tokens: bo.MaxPromptTokensOpt = None,
     max_completion_tokens: bo.MaxCompletionTokensOpt = None,
@@ -143,9 +141,7 @@ def resume_command(
         cost=max_cost,
         price=price_per_mtok,
     )
-    planner = build_planner(
-        scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
-    )
+    planner = model_options.planner()
     with stack, _display.LiveProgress(console) as progress:
         traces = tracing(stack, otel)  # spans flushed when the stack closes
         approver = (  # a person at a terminal may approve re-running a side effect

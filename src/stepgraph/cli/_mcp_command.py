@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 
 from stepgraph.cli._errors import ExitCode, fail, handle_errors
 from stepgraph.cli._hosts import AllowHostOpt, listen, shown_host
-from stepgraph.cli._model_options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    MaxRetriesOpt,
-    ModelOpt,
-    PlanRetriesOpt,
-    ResponseFormatOpt,
-    ScriptedOpt,
-    TimeoutOpt,
-    build_planner,
-)
+from stepgraph.cli._model_options import MODEL_DEFAULTS, ModelOptions, with_model_options
 from stepgraph.exceptions import ToolDefinitionError
 from stepgraph.guards import is_loopback
 
-if TYPE_CHECKING:
-    from stepgraph.planner import Planner
-
 
 @handle_errors
+@with_model_options
 def mcp_command(
     transport: Annotated[
         Literal["stdio", "http"],
@@ -57,14 +45,7 @@ def mcp_command(
     journal_dir: Annotated[
         Path, typer.Option(help="Where runs write their journals (relative to the root).")
     ] = Path("runs"),
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
-    plan_retries: PlanRetriesOpt = 2,
-    response_format: ResponseFormatOpt = None,
-    timeout: TimeoutOpt = None,
-    max_retries: MaxRetriesOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
 ) -> None:
     """Serve plan, validate, run and replay as MCP tools, for any MCP client.
 
@@ -83,17 +64,7 @@ def mcp_command(
             f"`stepgraph mcp` needs the 'mcp' package ({e}): pip install 'stepgraph[mcp]'"
         ) from e
 
-    def planner() -> Planner | None:  # a fresh one per call: a scripted model starts over
-        return build_planner(
-            scripted=scripted,
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            plan_retries=plan_retries,
-            response_format=response_format,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
+    planner = model_options.planner  # a fresh one per call: a scripted model starts over
 
     planner()  # a bad --scripted file or setting fails now, not at the first call
     # The SDK sends warnings to stderr; pint's note that 'Mbps' parses two ways (stepgraph

@@ -1,4 +1,9 @@
-"""The options that say which model plans, shared by `run`, `plan` and `eval`.
+"""The options that say which model plans: one `ModelOptions` for every command that may call one.
+
+Each option is declared once, as a field of `ModelOptions`; `with_model_options` puts the
+whole set on a command in place of its `model_options` parameter, so `run`, `plan`, `eval`,
+`resume`, `approve`, `serve` and `mcp` take the same flags with the same help and variables
+(a test compares them across the commands).
 
 typer reads the variables and lists them in --help as plain text ("[env var: ...]"),
 which a "[env: ...]" inside help= is not: rich takes it for markup and drops it.
@@ -6,8 +11,12 @@ which a "[env: ...]" inside help= is not: rich takes it for markup and drops it.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
@@ -87,43 +96,88 @@ MaxRetriesOpt = Annotated[
 ]
 
 
-def build_planner(
-    *,
-    scripted: Path | None,
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None,
-    plan_retries: int,
-    response_format: ResponseFormat | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    plan_syntax: PlanSyntax | None = None,
-) -> Planner | None:
-    """The planner the options describe, or None when no model is configured."""
-    from stepgraph.planner import LLMSettings, OpenAIClient, Planner, PlannerSettings
-    from stepgraph.testing import ScriptedLLM
+R = TypeVar("R")
 
-    shape = PlannerSettings()
-    asked: dict[str, Any] = {
-        "plan_retries": plan_retries,
-        "syntax": plan_syntax or shape.plan_syntax,
-        "read_goal": shape.read_goal,
-        "reason_first": shape.reason_first,
-    }
-    if scripted is not None:
-        return Planner(ScriptedLLM.from_file(scripted), **asked)
-    # The flags or, as typer resolved them, their variables; what is unset or empty is
-    # left to LLMSettings (model gpt-4o-mini; neither endpoint nor key: not configured).
-    flags: dict[str, Any] = {
-        "base_url": base_url,
-        "model": model,
-        "api_key": api_key,
-        "response_format": response_format,
-        "timeout": timeout,
-        "max_retries": max_retries,
-    }
-    given = {key: value for key, value in flags.items() if value not in (None, "")}
-    settings = LLMSettings(**given)
-    if not settings.configured:
-        return None
-    return Planner(OpenAIClient(settings), **asked)
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Which model plans, as the command line (or the environment) said."""
+
+    scripted: ScriptedOpt = None
+    base_url: BaseUrlOpt = None
+    model: ModelOpt = None
+    api_key: ApiKeyOpt = None
+    plan_retries: PlanRetriesOpt = 2
+    response_format: ResponseFormatOpt = None
+    plan_syntax: PlanSyntaxOpt = None
+    timeout: TimeoutOpt = None
+    max_retries: MaxRetriesOpt = None
+
+    def planner(self) -> Planner | None:
+        """The planner the options describe, or None when no model is configured."""
+        from stepgraph.planner import LLMSettings, OpenAIClient, Planner, PlannerSettings
+        from stepgraph.testing import ScriptedLLM
+
+        shape = PlannerSettings()
+        asked: dict[str, Any] = {
+            "plan_retries": self.plan_retries,
+            "syntax": self.plan_syntax or shape.plan_syntax,
+            "read_goal": shape.read_goal,
+            "reason_first": shape.reason_first,
+        }
+        if self.scripted is not None:
+            return Planner(ScriptedLLM.from_file(self.scripted), **asked)
+        # The flags or, as typer resolved them, their variables; what is unset or empty is
+        # left to LLMSettings (model gpt-4o-mini; neither endpoint nor key: not configured).
+        flags: dict[str, Any] = {
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key": self.api_key,
+            "response_format": self.response_format,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+        }
+        given = {key: value for key, value in flags.items() if value not in (None, "")}
+        settings = LLMSettings(**given)
+        if not settings.configured:
+            return None
+        return Planner(OpenAIClient(settings), **asked)
+
+
+MODEL_DEFAULTS = ModelOptions()  # every option unset: a command's default (it is frozen)
+
+
+def with_model_options(command: Callable[..., R]) -> Callable[..., R]:
+    """Give `command` every model option in place of its `model_options: ModelOptions`.
+
+    typer reads the signature: the wrapper shows it the fields of `ModelOptions` (where
+    the command's `model_options` stood, so --help keeps its order) and hands the command
+    the one `ModelOptions` they make. Apply it under `handle_errors`.
+    """
+    hints = get_type_hints(ModelOptions, include_extras=True)
+    names = [field.name for field in fields(ModelOptions)]
+    options = [
+        inspect.Parameter(
+            field.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=field.default,
+            annotation=hints[field.name],
+        )
+        for field in fields(ModelOptions)
+    ]
+    signature = inspect.signature(command, eval_str=True)
+    if "model_options" not in signature.parameters:
+        raise TypeError(f"{command.__name__} takes no model_options parameter")
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        parameters.extend(options if parameter.name == "model_options" else [parameter])
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> R:  # typer passes every parameter by name
+        chosen = ModelOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
+        return command(*args, **kwargs, model_options=chosen)
+
+    # inspect (and so typer) reads a function's __signature__; mypy knows no such attribute.
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from stepgraph.cli._errors import STATUS_EXIT, ExitCode, fail, handle_errors
 from stepgraph.cli._hosts import AllowHostOpt, listen, shown_host
-from stepgraph.cli._model_options import ApiKeyOpt, BaseUrlOpt, ModelOpt, ScriptedOpt, build_planner
+from stepgraph.cli._model_options import MODEL_DEFAULTS, ModelOptions, with_model_options
 from stepgraph.exceptions import TaskFileError
 from stepgraph.guards import is_loopback
 
@@ -42,6 +42,7 @@ def journal_of(runs: Path, run_id: str) -> Path:
 
 
 @handle_errors
+@with_model_options
 def approve_command(
     target: Annotated[
         str,
@@ -62,10 +63,7 @@ def approve_command(
         str | None, typer.Option(help="Ask the planner to revise the plan; it parks again.")
     ] = None,
     runs: RunsOpt = Path("runs"),
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
 ) -> None:
     """Decide about a parked run (approve, --reject, --edit, --revise), or approve a plan file."""
     from stepgraph.cli.render import _progress as _display
@@ -96,9 +94,7 @@ def approve_command(
         decision = Decision("revise", comment=revise, who=who, how="cli")
     else:
         decision = Decision("approve", who=who, how="cli")
-    planner = build_planner(
-        scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
-    )
+    planner = model_options.planner()
     with _display.LiveProgress(console) as progress:
         result = decide(journal, decision, planner=planner, listeners=[progress])
     _display.show_result(console, result)
@@ -188,6 +184,7 @@ def _started(started: str) -> str:
 
 
 @handle_errors
+@with_model_options
 def serve_command(
     runs: RunsOpt = Path("runs"),
     host: Annotated[
@@ -206,10 +203,7 @@ def serve_command(
         Path | None, typer.Option(help="Where task files may be started from (default: cwd).")
     ] = None,
     allow_host: AllowHostOpt = None,
-    scripted: ScriptedOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key: ApiKeyOpt = None,
+    model_options: ModelOptions = MODEL_DEFAULTS,
 ) -> None:
     """Serve the run list, run pages, approval pages and the HTTP API (OpenAPI at /docs)."""
     try:
@@ -226,9 +220,7 @@ def serve_command(
             f"binding {host} exposes runs to the network: give --token (or STEPGRAPH_SERVE_TOKEN)",
             ExitCode.USAGE,
         )
-    planner = build_planner(
-        scripted=scripted, base_url=base_url, model=model, api_key=api_key, plan_retries=2
-    )
+    planner = model_options.planner()
     listening = listen(host, port)
     port = int(listening.getsockname()[1])
     app = create_app(

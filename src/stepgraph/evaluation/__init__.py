@@ -32,7 +32,7 @@ and judged by the same comparison.
 
 from stepgraph.evaluation._correct import Expected, final_number, parse_expected
 from stepgraph.evaluation._datasets import DATASETS, detect_dataset, load_dataset
-from stepgraph.evaluation._report import Totals, by_category, report_document, totals
+from stepgraph.evaluation._report import Totals, report_document, totals
 from stepgraph.evaluation._runner import GoalOutcome, run_goal, run_suite
 from stepgraph.evaluation._suite import ExpectedAnswer, Suite, SuiteGoal, load_suite
 from stepgraph.exceptions import failure_kind as error_kind
@@ -45,7 +45,6 @@ __all__ = [
     "Suite",
     "SuiteGoal",
     "Totals",
-    "by_category",
     "detect_dataset",
     "error_kind",
     "final_number",

@@ -7,14 +7,12 @@ serve` and `stepgraph mcp` each install their own web stack as an extra, and nei
 need the other's to import this.
 """
 
-from stepgraph.guards._hosts import LOOPBACK_NAMES, AllowedHosts, is_loopback, split_host
-from stepgraph.guards._names import MAX_PART, file_part, path_problem
+from stepgraph.guards._hosts import AllowedHosts, is_loopback, split_host
+from stepgraph.guards._names import file_part, path_problem
 from stepgraph.guards._tokens import MAX_BODY, bearer_of, same_secret
 
 __all__ = [
-    "LOOPBACK_NAMES",
     "MAX_BODY",
-    "MAX_PART",
     "AllowedHosts",
     "bearer_of",
     "file_part",

@@ -16,10 +16,9 @@ from stepgraph.mcp_server._results import (
     Value,
     as_value,
 )
-from stepgraph.mcp_server._server import INSTRUCTIONS, StrictServer, build_server
+from stepgraph.mcp_server._server import StrictServer, build_server
 
 __all__ = [
-    "INSTRUCTIONS",
     "Planned",
     "Replayed",
     "RunReport",

@@ -1,7 +1,5 @@
-"""Verifiers: reverse calculation, declared checks and unit checks after a run."""
+"""Verifiers: after a run, each tool's reverse check, declared checks and unit checks."""
 
-from stepgraph.tools import reverse_calculate, reverse_convert
-from stepgraph.tools.expression import TOLERANCE, close
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._effect import effect_verdict, inert_inputs
 from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
@@ -12,22 +10,18 @@ from stepgraph.verifiers._numbers import (
     read_numbers,
     word_numbers,
 )
-from stepgraph.verifiers._states import STEP_STATES, answer_checked, covered, step_states
-from stepgraph.verifiers._trace import TRACE_TOLERANCE, check_answer_template, trace_answer
+from stepgraph.verifiers._states import STEP_STATES, answer_checked, step_states
+from stepgraph.verifiers._trace import check_answer_template, trace_answer
 from stepgraph.verifiers._verify import check_verdict, verify
 from stepgraph.verifiers._words import SaidWord, said_words, write_said_units
 
 __all__ = [
     "STEP_STATES",
-    "TOLERANCE",
-    "TRACE_TOLERANCE",
     "ReadNumber",
     "SaidWord",
     "answer_checked",
     "check_answer_template",
     "check_verdict",
-    "close",
-    "covered",
     "effect_verdict",
     "goal_coverage",
     "grounding_problems",
@@ -35,8 +29,6 @@ __all__ = [
     "literal_numbers",
     "matches",
     "read_numbers",
-    "reverse_calculate",
-    "reverse_convert",
     "said_words",
     "step_states",
     "task_input_problems",

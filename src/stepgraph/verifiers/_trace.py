@@ -29,7 +29,6 @@ _MENTION = re.compile(
     r"(?:[ \t]*(?P<unit>[A-Za-zµ°%][\w/%·^*µ°]*))?"
     r"(?:[ \t]*(?:per [a-z]+[ \t]*)?\[(?P<step>[A-Za-z_][\w.]*)\])?"
 )
-_BRACKETED = re.compile(r"\[[^\]]*\]")
 TRACE_TOLERANCE = 5e-3  # an answer may round 962.2800001 to 962.28 or 962.3
 
 
