@@ -242,3 +242,20 @@ def test_only_the_shared_vocabulary_sits_at_the_top_of_the_package():
         "testing.py",
         "values.py",
     ]
+
+
+# What tests the package as a whole, not one folder of it: these stay at the top of tests/.
+CROSS_CUTTING_TESTS = {
+    "test_architecture.py", "test_examples.py", "test_extras.py", "test_public_api.py",
+    "test_readme.py", "test_task.py", "test_task_files.py",
+}  # fmt: skip
+
+
+def test_tests_mirror_the_package():
+    """A test of one folder lives in its folder under tests/ (CONVENTIONS.md): found by place."""
+    tests = Path(__file__).resolve().parent
+    flat = {path.name for path in tests.glob("test_*.py")}
+    assert flat <= CROSS_CUTTING_TESTS, sorted(flat - CROSS_CUTTING_TESTS)
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    mirrored = {path.relative_to(tests).parts[0] for path in tests.glob("*/**/test_*.py")}
+    assert mirrored <= folders | {"bench"}, sorted(mirrored - folders - {"bench"})

@@ -22,7 +22,7 @@ import pytest
 from stepgraph import _unit_cache
 from stepgraph._unit_cache import CACHE_VARIABLE
 from tests.conftest import EXAMPLES, ROOT
-from tests.test_unit_cache import _assert_data_units, _build, _home
+from tests.units.test_unit_cache import _assert_data_units, _build, _home
 
 
 def _pickle(home: Path, converter: str) -> Path:

@@ -67,7 +67,7 @@ def test_readonly_refuses_side_effects_and_never_runs_nothing(tmp_path):
 
 
 def test_ask_without_a_person_never_waits_it_parks(tmp_path):
-    """No terminal: the run returns at once, parked, with nothing run (tests/test_park.py)."""
+    """No terminal: the run returns at once, parked, with nothing run (see test_park.py)."""
     SENT.clear()
     result, journal = run(report_task(), tmp_path, approval=ApprovalPolicy.ASK)
     assert result.status is RunStatus.AWAITING_APPROVAL
