@@ -9,6 +9,7 @@ from rich.console import Console
 from stepgraph import ApprovalError, ApprovalPolicy, Engine, Planner, RunStatus, Task, tool
 from stepgraph.cli import ExitCode
 from stepgraph.cli.render._review import ConsoleApprover
+from stepgraph.exceptions import TaskFileError
 from stepgraph.executor import validate_plan
 from stepgraph.journal import read_journal
 from stepgraph.testing import ScriptedLLM
@@ -269,3 +270,18 @@ def test_a_plan_nobody_reviews_is_still_shown_by_the_live_display(tmp_path):
         )
     shown = output.getvalue()
     assert shown.count("ceil(${total} / ${per_night})") == 1 and "arguments and thought" in shown
+
+
+def test_a_policy_named_as_text_is_that_policy_and_a_wrong_name_is_refused(tmp_path):
+    """`approval="readonly"` from Python reads as the policy; a typo is an error, not a crash."""
+    SENT.clear()
+    error, journal = run(report_task(), tmp_path, approval="readonly")
+    assert isinstance(error, ApprovalError) and SENT == []
+    assert journal.of_kind("run.end")[0].status == "not_approved"
+    with pytest.raises(ApprovalError, match="'readonyl' is no approval policy; choose auto"):
+        Engine(tools=[send_report]).run(report_task(), approval="readonyl", journal=False)
+
+
+def test_a_goal_passed_where_a_task_file_goes_says_how_to_pass_a_goal():
+    with pytest.raises(TaskFileError, match=r"to plan a goal, pass Task\(name=..., goal=...\)"):
+        Engine().run("How many nights does it take to move 2.5 TB?")

@@ -13,8 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepgraph.engine._given import check_given_plan
-from stepgraph.exceptions import JournalError, StepgraphError, TaskFileError, UntrustedTaskError
-from stepgraph.model import Task
+from stepgraph.exceptions import (
+    ApprovalError,
+    JournalError,
+    StepgraphError,
+    TaskFileError,
+    UntrustedTaskError,
+)
+from stepgraph.model import ApprovalPolicy, Task
 from stepgraph.task import PreparedTask, load_task, resolve_inputs
 from stepgraph.tools import (
     ToolRegistry,
@@ -33,7 +39,7 @@ if TYPE_CHECKING:
     from stepgraph.engine._options import RunConfig, RunOptions
     from stepgraph.executor import Backend
     from stepgraph.journal import JournalEvent, Listener
-    from stepgraph.model import ApprovalPolicy, McpServerSpec, RunResult, StepGraph
+    from stepgraph.model import McpServerSpec, RunResult, StepGraph
     from stepgraph.planner import Planner
     from stepgraph.tools import Tool
 
@@ -128,6 +134,11 @@ class Engine:
             return task
         base_dir = (base_dir or Path.cwd()).resolve()
         if not isinstance(task, Task):
+            if isinstance(task, str) and " " in task.strip() and not Path(task).exists():
+                # The command line takes a goal here; Python callers say which it is.
+                raise TaskFileError(
+                    f"no task file {task!r}: to plan a goal, pass Task(name=..., goal=...)"
+                )
             base_dir = Path(task).resolve().parent
             task = load_task(Path(task))
         if not trust_code:
@@ -189,7 +200,7 @@ class Engine:
         overrides: Mapping[str, str] | None = None,
         journal: Path | str | Literal[False] | None = None,
         listeners: Iterable[Listener] = (),
-        approval: ApprovalPolicy | None = None,
+        approval: ApprovalPolicy | str | None = None,
         approver: Approver | None = None,
         plan_file: PlanFile | None = None,
         replace_journal: bool = False,
@@ -226,7 +237,7 @@ class Engine:
         except StepgraphError:
             prepared.resources.close()  # nothing runs: the task's MCP servers stop now
             raise
-        options.policy = approval or options.policy or prepared.task.approval
+        options.policy = _policy(approval) or options.policy or prepared.task.approval
         options.approver = approver or options.approver
         options.plan_file = plan_file
         run_id = options.run_id or uuid.uuid4().hex[:12]
@@ -333,6 +344,19 @@ def unlink_journal(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         if stat.S_ISREG(path.lstat().st_mode):
             path.unlink()
+
+
+def _policy(approval: ApprovalPolicy | str | None) -> ApprovalPolicy | None:
+    """The policy asked for; its name ("ask") reads as the policy, anything else is refused."""
+    if approval is None or isinstance(approval, ApprovalPolicy):
+        return approval
+    try:
+        return ApprovalPolicy(approval)
+    except ValueError:
+        names = ", ".join(policy.value for policy in ApprovalPolicy)
+        raise ApprovalError(
+            f"approval={approval!r} is no approval policy; choose {names}"
+        ) from None
 
 
 def run(task: Task | Path | str | PreparedTask, **options: Any) -> RunResult:
