@@ -249,3 +249,43 @@ def test_feedback_on_lines_gives_its_examples_as_lines(tmp_path):
     assert "${" not in feedback
     assert "ceil(" in feedback and re.search(r'/ "1 \w+"', feedback), feedback
     assert "you wrote: hours = ceil(data / per_hour)" in feedback
+
+
+UNIT_CONVERT = {"unit_convert": ["value", "to_unit", "from_unit"], "calculate": ["expression"]}
+
+
+def test_arguments_written_in_the_tool_s_order_bind_as_python_binds_them():
+    """A real small model wrote ``unit_convert(rate, "GB/h")``: read as its parameters say."""
+    data = read_lines('rate = unit_convert(a, "GB/h")\nb = rate * 2', ["a"], UNIT_CONVERT)
+    assert data["steps"][0]["args"] == {"value": "${inputs.a}", "to_unit": "GB/h"}
+    with pytest.raises(LinesError, match="name each argument of unit_convert"):
+        read_lines('x = unit_convert(a, "GB", "TB", "PB")', ["a"], UNIT_CONVERT)
+    with pytest.raises(LinesError, match="given 'value' twice"):
+        read_lines('x = unit_convert(a, "GB", value=a)', ["a"], UNIT_CONVERT)
+
+
+def test_a_number_written_with_its_unit_outside_quotes_is_that_quantity():
+    """A real small model wrote ``dollars = 150 USD`` (no Python): read as ``"150 USD"``."""
+    data = read_lines("dollars = 150 USD\nleft = dollars - a * 2.5 USD", ["a"], UNIT_CONVERT)
+    assert [step["args"]["expression"] for step in data["steps"]] == [
+        "(150 USD)",  # as a unit string is written for `calculate`: one quantity
+        "${dollars} - ${inputs.a} * (2.5 USD)",
+    ]
+    # Only a number and a unit word are quoted: a keyword, a call or a name stays code.
+    with pytest.raises(LinesError, match="not a plan line"):
+        read_lines("x = 2 if a else = 3", ["a"], UNIT_CONVERT)
+
+
+def test_the_canonical_goal_with_positional_arguments_and_bare_units_verifies(tmp_path):
+    plan = (
+        'rate = unit_convert(link, "GB/h")\n'
+        "per_night = rate * duration * utilisation * (1 - lost)\n"
+        "nights = ceil(data / per_night)\n"
+        'assert nights * per_night >= data, "the nights cover the data"\n'
+        'answer = f"{nights} nights ({per_night} per night)"\n'
+    )
+    llm = ScriptedLLM([plan])
+    engine = Engine(planner=Planner(llm, plan_retries=0, syntax="lines"))
+    result = engine.run(Task(name="g", goal=CANONICAL), journal=tmp_path / "run.jsonl")
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.answer.startswith("3 nights (962.28 GB per night")

@@ -27,7 +27,8 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from keyword import iskeyword
 from typing import Any
 
 from stepgraph.planner._read_goal import unique_name
@@ -41,20 +42,61 @@ class LinesError(ValueError):
     """A plan in lines that cannot be read; the message names the line."""
 
 
-def read_lines(text: str, inputs: Collection[str], tools: Collection[str]) -> dict[str, Any]:
+def read_lines(
+    text: str, inputs: Collection[str], tools: Collection[str] | Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
     """The plan a text of lines describes, as the data of a JSON plan.
 
-    `inputs` may map each name to its number as the goal writes it, for ``unused(name, ...)``.
+    `inputs` may map each name to its number as the goal writes it, for ``unused(name, ...)``;
+    `tools` may map each tool to its parameters in order, so ``unit_convert(x, "h")`` reads
+    as ``unit_convert(value=x, to_unit="h")``.
     """
     source = _code(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
-        tree = ast.parse(source)
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as first:
+            # A code model writes a quantity as it reads ("150 USD"): quoted, it is the
+            # unit string the syntax asks for. Anything else stays the model's to fix.
+            quoted = _quote_quantities(source)
+            if quoted == source:
+                raise
+            try:
+                tree, source = ast.parse(quoted), quoted
+            except SyntaxError:
+                raise first from None
         return _Reader(inputs, tools, _comments(source)).read(tree)
     except SyntaxError as e:
         shown = _line(source, e.lineno)
         raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
     except (RecursionError, MemoryError):  # "a + a + ... + a" a hundred thousand times
         raise LinesError("the plan is too deeply nested: one short line per step") from None
+
+
+def _quote_quantities(source: str) -> str:
+    """Each number followed by a unit word (``150 USD``, ``2.5 TB``) written as a string."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    lines = source.splitlines(keepends=True)
+    spans: list[tuple[int, int, int]] = []  # line, start column, end column
+    for number, word, after in zip(tokens, tokens[1:], [*tokens[2:], None], strict=False):
+        if number.type != tokenize.NUMBER or word.type != tokenize.NAME:
+            continue
+        if number.start[0] != word.start[0] or iskeyword(word.string):
+            continue
+        if (
+            after is not None
+            and after.string in ("(", ".", "=")
+            and after.start[0] == word.start[0]
+        ):
+            continue  # a call, an attribute or a keyword argument, not a unit
+        spans.append((number.start[0], number.start[1], word.end[1]))
+    for row, start, end in reversed(spans):
+        line = lines[row - 1]
+        lines[row - 1] = f'{line[:start]}"{line[start:end]}"{line[end:]}'
+    return "".join(lines)
 
 
 def _code(text: str) -> str:
@@ -100,6 +142,11 @@ class _Reader:
         self.scope = {name: f"${{inputs.{name}}}" for name in inputs}
         self.inputs = dict(inputs) if isinstance(inputs, Mapping) else {}
         self.tools = set(tools) - {"calculate"}
+        self.parameters = (
+            {name: list(names) for name, names in tools.items()}
+            if isinstance(tools, Mapping)
+            else {}
+        )
         self.comments = comments
         self.steps: list[dict[str, Any]] = []
         self.checks: list[dict[str, str]] = []
@@ -197,12 +244,22 @@ class _Reader:
         return unique_name(name, {step["id"] for step in self.steps})
 
     def _arguments(self, call: ast.Call, where: str) -> dict[str, Any]:
-        if call.args:
-            raise LinesError(f"{where}: name each argument of {ast.unparse(call.func)}(...)")
-        args: dict[str, Any] = {}
+        tool = ast.unparse(call.func)
+        parameters = self.parameters.get(tool, [])
+        if len(call.args) > len(parameters) or any(
+            isinstance(arg, ast.Starred) for arg in call.args
+        ):
+            raise LinesError(f"{where}: name each argument of {tool}(...)")
+        # In the tool's own order, as Python would bind them: a code model writes them so.
+        args: dict[str, Any] = {
+            name: self._argument(arg, where)
+            for name, arg in zip(parameters, call.args, strict=False)
+        }
         for keyword in call.keywords:
             if keyword.arg is None:
                 raise LinesError(f"{where}: name each argument, no **")
+            if keyword.arg in args:
+                raise LinesError(f"{where}: {tool}(...) is given '{keyword.arg}' twice")
             args[keyword.arg] = self._argument(keyword.value, where)
         return args
 

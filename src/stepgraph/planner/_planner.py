@@ -110,7 +110,8 @@ class Planner:
             try:
                 names = {name: name for name in task.inputs}
                 names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
-                data = read_lines(text, names, task.tools.names())
+                parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
+                data = read_lines(text, names, parameters)
             except LinesError as e:
                 return ParsedPlan(None, [PlanProblem(None, str(e))])
             text = json.dumps(data)
