@@ -40,7 +40,8 @@ function setStatus(status) {
 
 function fmt(value) {
   if (value && typeof value === "object" && "$quantity" in value) {
-    const [m, u] = value.$quantity; return `${+Number(m).toPrecision(12)} ${u}`;
+    // pint writes "MB / s"; people (and the CLI) write MB/s.
+    const [m, u] = value.$quantity; return `${+Number(m).toPrecision(12)} ${u.replace(/ \/ /g, "/")}`;
   }
   if (value && typeof value === "object" && "$expression" in value) {  // references bound
     const bound = Object.entries(value.bindings || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
@@ -156,7 +157,8 @@ function drawVerification(rounds) {
       return row;
     });
     const table = el("table", {class: "plan"},
-      el("caption", {}, `Round ${round.round}${round.last ? " (the one the status says)" : ""}: ${round.passed} passed, ${round.failed} failed`),
+      el("caption", {}, rounds.length === 1 ? `${round.passed} passed, ${round.failed} failed`
+        : `Round ${round.round}${round.last ? " (final)" : ""}: ${round.passed} passed, ${round.failed} failed`),
       el("thead", {}, el("tr", {}, ...["", "step", "kind", "what was compared", "values"].map((h) => el("th", {}, h)))),
       el("tbody", {}, ...rows));
     const section = el("div", {class: "round" + (round.last ? " last" : ""), "data-round": round.round}, table);
