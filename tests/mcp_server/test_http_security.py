@@ -92,8 +92,11 @@ def test_where_it_listens_is_printed_on_stderr():
         stderr=subprocess.PIPE, text=True, env=environment(), cwd=ROOT,
     )  # fmt: skip
     try:
+        # The line itself, not the port: the socket listens a moment before it is printed.
+        assert process.stderr is not None
+        first = process.stderr.readline().strip()
         wait_for_port(port, process)
     finally:
         process.terminate()
-        _, stderr = process.communicate(timeout=10)
-    assert stderr.splitlines()[0] == f"stepgraph mcp: http://127.0.0.1:{port}/mcp"
+        process.communicate(timeout=10)
+    assert first == f"stepgraph mcp: http://127.0.0.1:{port}/mcp"
