@@ -130,8 +130,10 @@ def test_an_async_tool_that_hangs_is_cancelled_at_its_timeout(run_task):
             raise
         return "never"
 
+    # Half a second, not 50 ms: on a loaded machine a shorter timeout can fire before the
+    # coroutine first runs, and a task cancelled before it starts never sees the cancel.
     result, _ = run_task(
-        make_task([step("w", "wait_forever", _extra={"timeout": 0.05})]), tools=[wait_forever]
+        make_task([step("w", "wait_forever", _extra={"timeout": 0.5})]), tools=[wait_forever]
     )
     assert result.status is RunStatus.STEP_FAILED
     assert cancelled.wait(timeout=5)
