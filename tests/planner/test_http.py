@@ -7,7 +7,7 @@ import pytest
 from werkzeug import Request, Response
 
 from stepgraph import Engine, LLMError, LLMSettings, OpenAIClient, Planner, RunStatus, Task
-from stepgraph.journal import read_journal
+from stepgraph.journal import JournalWriter, read_journal
 from tests.planner.conftest import INPUTS, migration_plan, prepared
 
 SECRET = "sk-test-do-not-log-me"
@@ -279,3 +279,18 @@ def test_the_journal_records_how_each_request_went_out_and_what_came_back(httpse
         assert response.response_id == "chatcmpl-test"
         assert response.response_model == "test-model"
         assert response.finish_reasons == ["stop"]
+
+
+def test_max_tokens_caps_each_answer_and_is_journaled(httpserver, tmp_path, monkeypatch):
+    """A retry at a higher temperature can repeat itself until the timeout: a cap ends it."""
+    server = ChatServer(httpserver, [(200, migration_plan()), (200, migration_plan())])
+    Planner(client(server.url)).plan(prepared("nights", INPUTS))
+    assert "max_tokens" not in server.requests[0]["body"]  # unset: the server's own limit
+    monkeypatch.setenv("STEPGRAPH_MAX_TOKENS", "700")
+    capped = OpenAIClient(LLMSettings(base_url=server.url, api_key=SECRET, model="m"))
+    journal = JournalWriter(tmp_path / "j.jsonl", "run1")
+    with journal:
+        Planner(capped).plan(prepared("nights", INPUTS), journal)
+    assert server.requests[1]["body"]["max_tokens"] == 700
+    [request] = read_journal(tmp_path / "j.jsonl").of_kind("llm.request")
+    assert request.max_tokens == 700

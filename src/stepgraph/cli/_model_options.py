@@ -84,6 +84,16 @@ TimeoutOpt = Annotated[
         help="Seconds one model request may take (default 300: a CPU server is slow).",
     ),
 ]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        envvar="STEPGRAPH_MAX_TOKENS",
+        show_envvar=True,
+        help="Tokens one model answer may take (default: the server's limit); ends a small "
+        "model that repeats itself before the timeout does.",
+    ),
+]
 MaxRetriesOpt = Annotated[
     int | None,
     typer.Option(
@@ -111,6 +121,7 @@ class ModelOptions:
     response_format: ResponseFormatOpt = None
     plan_syntax: PlanSyntaxOpt = None
     timeout: TimeoutOpt = None
+    max_tokens: MaxTokensOpt = None
     max_retries: MaxRetriesOpt = None
 
     def planner(self) -> Planner | None:
@@ -135,6 +146,7 @@ class ModelOptions:
             "api_key": self.api_key,
             "response_format": self.response_format,
             "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
             "max_retries": self.max_retries,
         }
         given = {key: value for key, value in flags.items() if value not in (None, "")}

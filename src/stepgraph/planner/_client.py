@@ -149,6 +149,13 @@ class LLMSettings(BaseSettings):
         validation_alias=AliasChoices("max_retries", "STEPGRAPH_MAX_RETRIES"),
         description="Retries of HTTP 429, 5xx and refused connections (never of a timeout).",
     )
+    max_tokens: int | None = Field(
+        None,
+        gt=0,
+        validation_alias=AliasChoices("max_tokens", "STEPGRAPH_MAX_TOKENS"),
+        description="Tokens one answer may take; unset: the server's limit. A small model "
+        "sampling a retry can repeat itself until the timeout: a cap ends it sooner.",
+    )
     response_format: ResponseFormat = Field(
         "auto",
         validation_alias=AliasChoices("response_format", "STEPGRAPH_RESPONSE_FORMAT"),
@@ -184,6 +191,7 @@ class OpenAIClient:
         return RequestSettings(
             temperature=sampling["temperature"],
             seed=sampling.get("seed"),
+            max_tokens=self.settings.max_tokens,
             server_address=url.host or None,
             server_port=port,
         )
@@ -295,6 +303,8 @@ class OpenAIClient:
             **_sampling(attempt),
             **_response_format(mode, schema),
         }
+        if self.settings.max_tokens is not None:
+            request["max_tokens"] = self.settings.max_tokens
         if on_text is not None:
             from stepgraph.planner._sse import stream_completion  # only a streamed run
 
