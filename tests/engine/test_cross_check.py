@@ -118,3 +118,12 @@ def test_final_values_that_are_records_compare_as_equal_or_not(tmp_path):
     result = engine.run(Task(goal="Which company is Acme?"), journal=tmp_path / "j.jsonl")
     [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
     assert cross.passed
+
+
+def test_an_endpoint_that_fails_is_not_asked_again_for_another_plan(tmp_path):
+    """A timeout or an HTTP error is the endpoint's, not the plan's: one try, then unverified."""
+    result, model, _ = _run(tmp_path, [_plan("floor(1000 / 24)")])  # nothing for a 2nd plan
+    assert result.status is RunStatus.UNVERIFIED
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.description.startswith("no second plan to compare with: no plan (")
+    assert len(model.requests) == 2

@@ -147,7 +147,11 @@ def cross_check(
     lost: list[str] = []  # why each plan asked for could not be compared
     for number in range(1, tries + 1):
         prefix = PREFIX if number == 1 else f"x{number}_"
-        other = _other_plan(task, planner, journal, prefix, max_workers, backend)
+        try:
+            other = _other_plan(task, planner, journal, prefix, max_workers, backend)
+        except LLMError as e:  # the endpoint, not the plan: asking again would only wait again
+            lost.append(f"no plan ({e})")
+            break
         if isinstance(other, Second):
             verdict = _compared(first, other, task.answer or plan.answer, execution)
             if lost:
@@ -166,12 +170,12 @@ def _other_plan(
     max_workers: int,
     backend: Any,
 ) -> Second | str:
-    """One more plan, run and verified, or why it cannot vote."""
+    """One more plan, run and verified, or why it cannot be compared."""
     try:
         other = prefixed(planner.cross_plan(task, journal), prefix)
         task = task.for_plan(other)
         graph = check_plan(other, task)
-    except (PlanningError, PlanValidationError, LLMError) as e:
+    except (PlanningError, PlanValidationError) as e:
         return f"no plan ({e})"
     journal.emit(
         PlanProposed(
