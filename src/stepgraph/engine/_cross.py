@@ -198,7 +198,7 @@ def _other_plan(
 
 
 def _compared(first: Any, second: Second, template: str | None, execution: Execution) -> Verdict:
-    """One other plan's vote: its final value against the first's, and the answer's numbers."""
+    """One other plan against the first: its final value, and the answer's numbers."""
     shown_first, shown_second = format_pair(first, second.final)
     agree = _agree(first, second.final)
     verb = "agrees" if agree else "disagrees"
