@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -184,6 +184,25 @@ def record(folder: Path, question: Question, answer: Answer) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def recorded(folder: Path, question: Question, method: str) -> Answer | None:
+    """The answer an earlier, interrupted run recorded for this question and method, if any.
+
+    A record of another text under the same id (another dataset file, another seed) is
+    not this question's: it is asked again.
+    """
+    path = folder / f"{question.id}.{method}.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("question") != question.goal.goal or data.get("method") != method:
+        return None
+    known = {f.name for f in fields(Answer)}
+    return Answer(**{key: value for key, value in data.items() if key in known})
+
+
 def run(
     questions: Sequence[Question],
     methods: dict[str, Method],
@@ -191,16 +210,22 @@ def run(
     order: str = "question",
     react: React | None = None,
     record_dir: Path | None = None,
+    resume: bool = False,
     say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> tuple[list[Answer], dict[str, dict[str, dict[str, Any]]]]:
-    """Ask every question by every method; the answers and the figures per source per method."""
+    """Ask every question by every method; the answers and the figures per source per method.
+
+    With `resume`, a question a method already answered in `record_dir` is not asked
+    again: its recorded answer (the same figures, the time it took then) is counted.
+    """
     plan = schedule(questions, list(methods), order)
     answers: list[tuple[Question, Answer]] = []
     for number, (question, method) in enumerate(plan, start=1):
-        answer = methods[method](question)
+        earlier = recorded(record_dir, question, method) if resume and record_dir else None
+        answer = earlier or methods[method](question)
         answers.append((question, answer))
-        say(progress(number, len(plan), answer))
-        if record_dir is not None and answer.skipped is None:
+        say(progress(number, len(plan), answer) + (" (recorded)" if earlier else ""))
+        if record_dir is not None and answer.skipped is None and earlier is None:
             record(record_dir, question, answer)
     figures: dict[str, dict[str, dict[str, Any]]] = {}
     for source in dict.fromkeys(q.suite.name for q in questions):
@@ -345,6 +370,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--record", type=Path, metavar="DIR", help="write each method's replies per question"
     )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --record: count the answers already recorded there instead of asking "
+        "again (an interrupted run, or a method added later)",
+    )
     return p
 
 
@@ -357,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(
             "nothing to ask: give --dataset (with --split), --data FILE.jsonl or --suite FILE"
         )
+    if args.resume and args.record is None:
+        raise SystemExit("--resume reads the answers of --record DIR: give both")
     env = _env(args.stepgraph_env)
     try:
         questions = _questions(args)
@@ -420,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         "suite": str(args.suite) if args.suite else None,
         "methods": args.methods,
         "order": args.order,
+        "resumed": args.resume,
         "stepgraph_env": env,
         "journal_dir": str(journals),
     }
@@ -430,7 +464,12 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     answers, figures = run(
-        questions, methods, order=args.order, react=react, record_dir=args.record
+        questions,
+        methods,
+        order=args.order,
+        react=react,
+        record_dir=args.record,
+        resume=args.resume,
     )
     for source, per_method in figures.items():
         print()

@@ -408,3 +408,38 @@ def test_react_can_ask_another_endpoint_of_the_same_model(data, tmp_path):
         )  # fmt: skip
     assert {kind for kind, _, _ in plain.served} == {"alone"}
     assert {kind for kind, _, _ in tools.served} == {"react"}
+
+
+def test_resume_counts_recorded_answers_and_asks_only_what_is_missing(data, tmp_path, capsys):
+    rec = str(tmp_path / "rec")
+    with ScriptedChat(the_model) as server:
+        first = _bench(server, data, tmp_path, "--methods", "alone", "--record", rec)
+    asked_before = len(server.bodies)
+
+    with ScriptedChat(the_model) as server:  # alone is recorded: only stepgraph is asked
+        both = _bench(
+            server, data, tmp_path, "--methods", "alone,stepgraph", "--record", rec, "--resume"
+        )
+    assert {kind_of(b) for b in server.bodies} == {"stepgraph"}
+    assert asked_before == 3
+    alone = both["figures"]["gsm8k-test"]["alone"]
+    for key in ("correct", "model_calls", "completion_tokens", "median_s"):
+        assert alone[key] == first["figures"]["gsm8k-test"]["alone"][key]
+    assert both["figures"]["gsm8k-test"]["stepgraph"]["asked"] == 3
+    assert "(recorded)" in capsys.readouterr().err
+
+
+def test_resume_asks_again_when_the_record_is_of_another_question(data, tmp_path):
+    rec = tmp_path / "rec"
+    with ScriptedChat(the_model) as server:
+        _bench(server, data, tmp_path, "--methods", "alone", "--record", str(rec))
+    stale = rec / "gsm8k-test-0.alone.json"
+    stale.write_text(stale.read_text().replace(QUESTIONS[0][0], "Another question?"))
+    with ScriptedChat(the_model) as server:
+        _bench(server, data, tmp_path, "--methods", "alone", "--record", str(rec), "--resume")
+    assert len(server.bodies) == 1  # the stale record's question, asked again
+
+
+def test_resume_without_record_is_refused(data, tmp_path):
+    with pytest.raises(SystemExit, match="--record"):
+        small_model.main(["--base-url", "http://127.0.0.1:9/v1", "--data", str(data), "--resume"])
