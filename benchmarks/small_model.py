@@ -2,7 +2,8 @@ r"""Three ways to ask one model the same questions: alone, as a ReAct loop, thro
 
     python -m benchmarks.small_model --base-url http://127.0.0.1:8766/v1 --model qwen \
         --dataset gsm8k --split test --seed 7 --size 100 [--suite examples/eval/suite.yaml] \
-        [--methods alone,react,stepgraph[,stepgraph-cross]] [--order question|method|rotate] \
+        [--methods alone,react,stepgraph[,stepgraph-cross,stepgraph-worked]] \
+        [--order question|method|rotate] \
         [--out report.json] [--record DIR] [--stepgraph-env STEPGRAPH_RESPONSE_FORMAT=text]
 
 - **alone**: as a user would without stepgraph: "think step by step, then `ANSWER: <n>`";
@@ -13,6 +14,8 @@ r"""Three ways to ask one model the same questions: alone, as a ReAct loop, thro
   built as the command builds it, approval read-only, one journal per question);
 - **stepgraph-cross** (asked for by name): the same with the cross-check, so its cost and
   its effect on verified-wrong answers are measured beside the plain run;
+- **stepgraph-worked** (asked for by name): the cross-check by the model's own worked
+  answer in words instead of another plan (``STEPGRAPH_CROSS_ROUTE=worked``);
 - ``--variant NAME:KEY=VALUE`` adds a stepgraph method with other STEPGRAPH_* settings
   (``reason:STEPGRAPH_REASON_FIRST=1``), so a lever is measured beside the plain method.
 
@@ -52,7 +55,8 @@ from stepgraph.evaluation import DATASETS, Suite, SuiteGoal, load_dataset, load_
 from stepgraph.exceptions import JournalError, StepgraphError
 from stepgraph.journal import read_journal
 
-METHODS = ("alone", "react", "stepgraph", "stepgraph-cross")
+METHODS = ("alone", "react", "stepgraph", "stepgraph-cross", "stepgraph-worked")
+CROSSED = {"stepgraph-cross": "plan", "stepgraph-worked": "worked"}  # the route, by method
 DEFAULT_METHODS = METHODS[:3]
 ORDERS = ("question", "method", "rotate")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -413,18 +417,19 @@ def main(argv: list[str] | None = None) -> int:
         "alone": lambda q: alone(endpoint, q.id, q.goal.goal),
         "react": lambda q: react(q.id, q.goal.goal),
     }
-    for name in ("stepgraph", "stepgraph-cross"):
+    for name in ("stepgraph", *CROSSED):
         if name not in args.methods:
             continue
-        crossed = name == "stepgraph-cross"  # side by side with the plain one, in one run
+        route = CROSSED.get(name)  # side by side with the plain one, in one run
+        folder = {None: journals, "plan": journals / "cross"}.get(route, journals / name)
         available[name] = Stepgraph(
             base_url=args.base_url,
             model=model,
             api_key=args.api_key,
-            journal_dir=journals / "cross" if crossed else journals,
-            env=env,
+            journal_dir=folder,
+            env={**env, "STEPGRAPH_CROSS_ROUTE": route} if route else env,
             repair_rounds=args.repair_rounds,
-            cross_check=args.cross_check or crossed,
+            cross_check=args.cross_check or route is not None,
             name=name,
         )
     variants = _variants(args.variant)

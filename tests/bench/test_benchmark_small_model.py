@@ -383,6 +383,24 @@ def test_the_cross_checked_method_runs_beside_the_plain_one_and_costs_one_plan_p
     assert (tmp_path / "journals" / "cross").is_dir()
 
 
+def test_the_worked_method_checks_each_verified_plan_against_the_models_own_words(data, tmp_path):
+    """`stepgraph-worked`: the witness is asked as the model alone is, and catches 2 + 5.
+
+    The scripted model's words are its `alone` answers: right for question 0 (the plan's 6
+    is confirmed), right for question 2 (-3, where the plan verified a wrong 7).
+    """
+    with ScriptedChat(the_model) as server:
+        report = _bench(server, data, tmp_path, "--methods", "stepgraph,stepgraph-worked")
+    figures = report["figures"]["gsm8k-test"]
+    plain, worked = figures["stepgraph"], figures["stepgraph-worked"]
+    assert (plain["verified_correct"], plain["verified_wrong"]) == (1, 1)
+    assert (worked["verified_correct"], worked["verified_wrong"]) == (1, 0)
+    # One witness per verified plan; the caught one writes no final answer.
+    assert worked["model_calls"] == plain["model_calls"] + 2 - 1
+    assert [kind for kind, _, _ in server.served].count("alone") == 2
+    assert (tmp_path / "journals" / "stepgraph-worked").is_dir()
+
+
 def test_a_variant_is_a_stepgraph_method_with_its_own_settings_beside_the_plain_one(data, tmp_path):
     """`--variant reason:STEPGRAPH_REASON_FIRST=1`: one reasoning request more per question."""
     with ScriptedChat(the_model) as server:

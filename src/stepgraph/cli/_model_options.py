@@ -135,6 +135,7 @@ class ModelOptions:
             "syntax": self.plan_syntax or shape.plan_syntax,
             "read_goal": shape.read_goal,
             "reason_first": shape.reason_first,
+            "cross_route": shape.cross_route,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

@@ -12,6 +12,15 @@ confirmed. The first other plan that ran and verified decides; none is asked for
 Taking a majority instead was refused: two plans by one model share its misreadings, and
 a wrong answer outvoting the one right route would be reported verified.
 
+With the planner's ``cross_route="worked"`` the second route is the model's own answer in
+words (`Planner.worked`, asked as a user would ask it without stepgraph): its final number
+must agree with the plan's final value, and each plain number the answer quotes must be
+among the numbers the words write down. Its arithmetic is never used, only compared: a
+plan and a worked answer that misread the goal alike are rarer than two plans that do, and
+the words come back from a small model nearly always, where a second valid plan often does
+not. A worked answer that disagrees leaves the run unverified; no repair is asked for,
+since the words cannot say which of the two misread the goal.
+
 Disagreement between two plans that both ran and verified goes to a repair round with the
 other plan and its values; the repaired plan's answer is compared with that plan's (no
 more plans are asked for). Disagreement that remains, or no other plan that ran and
@@ -33,6 +42,7 @@ from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner
+from stepgraph.planner._worked import final_number, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
@@ -141,6 +151,8 @@ def cross_check(
     first = _final_value(plan, execution)
     if first is None:
         return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
+    if getattr(planner, "cross_route", "plan") == "worked":
+        return worked_check(task, first, task.answer or plan.answer, execution, planner, journal)
     # A check must not change the world, and nobody approved the other plans: they may
     # call only tools without side effects (the static checks refuse any other).
     task = replace(task, tools=ToolRegistry(item for item in task.tools if not item.side_effects))
@@ -160,6 +172,46 @@ def cross_check(
             return CrossOutcome(verdict, other)
         lost.append(other)
     return CrossOutcome(_verdict(False, f"no second plan to compare with: {'; '.join(lost)}"))
+
+
+def worked_check(
+    task: PreparedTask,
+    first: Any,
+    template: str | None,
+    execution: Execution,
+    planner: Planner,
+    journal: JournalWriter,
+) -> CrossOutcome:
+    """The model's worked answer in words against the plan's final value and quoted numbers."""
+    try:
+        text = planner.worked(task, journal)
+    except LLMError as e:
+        return CrossOutcome(_verdict(False, f"no worked answer to compare with ({e})"))
+    said = final_number(text)
+    if said is None:
+        return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
+    shown = format_value(first)
+    agree = _agree_magnitude(first, said)
+    verb = "agrees" if agree else "disagrees"
+    description = f"the model's own worked answer, in words, {verb}: {said:g} against {shown}"
+    missing = _unreproduced(template, execution, stated_numbers(text)) if agree else []
+    if missing:
+        agree = False
+        description = f"{description}, but {'; '.join(missing)}".replace(
+            "second plan's values", "numbers of the worked answer"
+        )
+    return CrossOutcome(_verdict(agree, description, first=shown, second=f"{said:g}"))
+
+
+def _agree_magnitude(value: Any, number: float) -> bool:
+    """A plan's value against a bare number: a quantity by its magnitude in its own unit."""
+    if isinstance(value, bool) or not isinstance(value, int | float | pint.Quantity):
+        return False
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    try:
+        return close(float(magnitude), number, AGREEMENT)
+    except (ArithmeticError, TypeError, ValueError):
+        return False
 
 
 def _other_plan(
@@ -277,4 +329,5 @@ __all__ = [
     "compare_with",
     "cross_check",
     "prefixed",
+    "worked_check",
 ]

@@ -467,6 +467,7 @@ def _run_again(
             syntax="lines" if recording.start.config.plan_syntax == "lines" else "json",
             read_goal=bool(recording.start.config.read_goal),
             reason_first=bool(recording.start.config.reason_first),
+            cross_route="worked" if recording.start.config.cross_route == "worked" else "plan",
         )
         if texts
         else None,

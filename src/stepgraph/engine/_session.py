@@ -199,6 +199,7 @@ class RunSession:
                     read_goal=getattr(planner, "read_goal", None),
                     reason_first=getattr(planner, "reason_first", None),
                     cross_check=self.config.cross_check,
+                    cross_route=getattr(planner, "cross_route", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

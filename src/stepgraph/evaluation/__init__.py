@@ -30,12 +30,13 @@ with a seed (`load_dataset`); an answer given without stepgraph is read by `fina
 and judged by the same comparison.
 """
 
-from stepgraph.evaluation._correct import Expected, final_number, parse_expected
+from stepgraph.evaluation._correct import Expected, parse_expected
 from stepgraph.evaluation._datasets import DATASETS, detect_dataset, load_dataset
 from stepgraph.evaluation._report import Totals, report_document, totals
 from stepgraph.evaluation._runner import GoalOutcome, run_goal, run_suite
 from stepgraph.evaluation._suite import ExpectedAnswer, Suite, SuiteGoal, load_suite
 from stepgraph.exceptions import failure_kind as error_kind
+from stepgraph.planner._worked import final_number
 
 __all__ = [
     "DATASETS",

@@ -36,11 +36,6 @@ _IN_TEXT = re.compile(
 )
 _LEADING = re.compile(r"^\s*([-+]?(?:\d[\d,_]*)?\.?\d+(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
 _PERCENT = {"%", "percent", "pct"}
-# The final answer of a model's free text: `ANSWER: <number>`, else `\boxed{...}`, else the
-# last number; signed, since GSM8K has negative answers.
-_SIGNED = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_ANSWER_LINE = re.compile(r"answer\s*\**\s*[:=]\s*(?P<rest>[^\n]*)", re.IGNORECASE)
-_BOXED = re.compile(r"\\boxed\{(?P<rest>[^{}]*)\}")
 
 
 @dataclass(frozen=True)
@@ -154,22 +149,6 @@ def text_matches(
         if ok:
             return match.group(0).strip()
     return None
-
-
-def final_number(text: str) -> float | None:
-    r"""The number a free-text answer ends with; None when it has none.
-
-    After the last ``ANSWER:``, else in the last ``\boxed{}``, else the text's last number.
-    This is how an answer given without stepgraph (a model asked to think step by step and
-    end with ``ANSWER: <number>``) is read, so it can be judged by `value_matches`.
-    """
-    for pattern in (_ANSWER_LINE, _BOXED):
-        for match in reversed(list(pattern.finditer(text))):
-            number = _SIGNED.search(match.group("rest"))
-            if number is not None:
-                return float(number.group(0).replace(",", ""))
-    numbers = _SIGNED.findall(text)
-    return float(numbers[-1].replace(",", "")) if numbers else None
 
 
 def _candidates(text: str) -> Iterator[tuple[re.Match[str], float, pint.Unit | None]]:

@@ -45,6 +45,9 @@ class RecordedConfig(BaseModel):
         None, description="Whether the model reasoned in words before its plan."
     )
     cross_check: bool = Field(False, description="Whether a second plan had to agree.")
+    cross_route: str | None = Field(
+        None, description="The cross-check's second route: 'plan', or 'worked' (in words)."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

@@ -13,7 +13,13 @@ from stepgraph.planner._client import (
 from stepgraph.planner._lines import plan_lines
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._plan_stream import PlanStream, PlanWatcher
-from stepgraph.planner._planner import CheckedPlan, Planner, PlannerSettings, PlanSyntax
+from stepgraph.planner._planner import (
+    CheckedPlan,
+    CrossRoute,
+    Planner,
+    PlannerSettings,
+    PlanSyntax,
+)
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
 from stepgraph.planner._read_goal import goal_shape, read_inputs
 
@@ -29,6 +35,7 @@ __all__ = [
     "ParsedPlan",
     "PlanStream",
     "PlanSyntax",
+    "CrossRoute",
     "PlanWatcher",
     "Planner",
     "PlannerSettings",

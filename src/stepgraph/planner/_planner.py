@@ -38,6 +38,9 @@ from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems, task_input_problems
 
 PlanSyntax = Literal["json", "lines"]
+# How the cross-check reaches the answer a second time: another plan, or the model's own
+# worked answer in words (`_worked`).
+CrossRoute = Literal["plan", "worked"]
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
@@ -58,6 +61,11 @@ class PlannerSettings(BaseSettings):
     )
     reason_first: bool = Field(
         False, description="Ask for a short plain-text reasoning before the plan, and show it."
+    )
+    cross_route: CrossRoute = Field(
+        "plan",
+        description="The cross-check's second route: another plan, or the model's worked "
+        "answer in words (its final number and the numbers on the way must agree).",
     )
 
 
@@ -83,8 +91,10 @@ class Planner:
         read_goal: bool = True,
         syntax: PlanSyntax = "json",
         reason_first: bool = False,
+        cross_route: CrossRoute = "plan",
     ) -> None:
         self.client = client
+        self.cross_route = cross_route
         # A strict format is known to cost a small model's reasoning: with `reason_first`
         # it first says in words how the goal is worked out, and the plan request shows it.
         self.reason_first = reason_first
@@ -198,6 +208,18 @@ class Planner:
         ask = {"role": "user", "content": render("reason.md", goal=task.task.goal)}
         messages = [system or {"role": "system", "content": self._system(task)}, ask]
         return self._ask(messages, "reason", 1, None, journal).text.strip()
+
+    def worked(self, task: PreparedTask, journal: JournalWriter | None = None) -> str:
+        """The model's own answer in words, asked as a user would ask it without stepgraph.
+
+        A conversation of its own: no plan is shown, so the words are a second witness,
+        not a copy. Journaled with purpose "worked"; only its numbers are ever used.
+        """
+        messages: list[Message] = [
+            {"role": "system", "content": render("worked.md")},
+            {"role": "user", "content": task.task.goal},
+        ]
+        return self._ask(messages, "worked", 1, None, journal).text.strip()
 
     def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
         """Ask, independently and sampling more widely, for a plan by a route of its own.

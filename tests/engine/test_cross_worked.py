@@ -1,0 +1,108 @@
+"""The cross-check by the model's own worked answer in words (``cross_route="worked"``)."""
+
+import json
+
+from stepgraph import Engine, Planner, RunStatus, Task
+from stepgraph.engine import replay
+from stepgraph.exceptions import LLMError
+from stepgraph.journal import read_journal
+from stepgraph.planner import LLMReply
+from stepgraph.testing import ScriptedLLM
+
+GOAL = "Apples are packed 24 to a crate. How many full crates can be packed from 1,000 apples?"
+WORDS_41 = "1000 / 24 = 41.67, and only full crates count.\nANSWER: 41"
+
+
+def _plan(*steps, answer="${crates} crates"):
+    listed = [{"id": i, "tool": "calculate", "args": {"expression": e}} for i, e in steps]
+    return json.dumps({"steps": listed, "answer": answer})
+
+
+def _run(tmp_path, responses, model=None):
+    model = model or ScriptedLLM(responses)
+    engine = Engine(planner=Planner(model, cross_route="worked"), cross_check=True)
+    result = engine.run(Task(goal=GOAL), journal=tmp_path / "j.jsonl")
+    return result, model, read_journal(tmp_path / "j.jsonl")
+
+
+def _cross(result):
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    return cross
+
+
+def test_a_worked_answer_that_agrees_verifies_the_run(tmp_path):
+    result, model, journal = _run(tmp_path, [_plan(("crates", "floor(1000 / 24)")), WORDS_41])
+    assert result.status is RunStatus.VERIFIED and result.answer == "41 crates"
+    cross = _cross(result)
+    assert cross.passed and cross.values == {"first": "41", "second": "41"}
+    assert "worked answer, in words, agrees" in cross.description
+    asked = model.requests[1]
+    assert [m["role"] for m in asked] == ["system", "user"] and asked[1]["content"] == GOAL
+    assert "ANSWER" in asked[0]["content"] and "floor" not in json.dumps(asked)  # no plan shown
+    purposes = [e.purpose for e in journal.of_kind("llm.request")]
+    assert purposes == ["plan", "worked"]
+
+
+def test_a_plan_that_misreads_the_goal_is_caught_by_the_words(tmp_path):
+    """ceil for full crates: every check of that plan passes; the worked answer says 41."""
+    result, model, _ = _run(tmp_path, [_plan(("crates", "ceil(1000 / 24)")), WORDS_41])
+    assert result.status is RunStatus.UNVERIFIED
+    cross = _cross(result)
+    assert not cross.passed and "disagrees: 41 against 42" in cross.description
+    assert len(model.requests) == 2  # no repair: the words cannot say which route misread
+
+
+def test_words_without_a_number_leave_the_run_unverified(tmp_path):
+    result, _, _ = _run(tmp_path, [_plan(("crates", "floor(1000 / 24)")), "I cannot tell."])
+    assert result.status is RunStatus.UNVERIFIED
+    assert _cross(result).description == "the model's worked answer states no number"
+
+
+def test_a_quoted_number_the_words_never_reach_fails_the_check(tmp_path):
+    """The final values agree, but the answer also states a number the words do not hold."""
+    plan = _plan(
+        ("left", "1000 - 24"),  # a wrong remainder the answer quotes: 16 are left
+        ("crates", "floor(1000 / 24)"),
+        answer="${crates} crates, ${left} apples left",
+    )
+    result, _, _ = _run(tmp_path, [plan, WORDS_41])
+    cross = _cross(result)
+    assert result.status is RunStatus.UNVERIFIED and not cross.passed
+    assert "the answer's 976 (${left}) is not among the numbers of the worked answer" in (
+        cross.description
+    )
+
+
+def test_money_agrees_by_its_magnitude(tmp_path):
+    goal = "A pen costs $3. How much do 4 pens cost?"
+    plan = json.dumps(
+        {
+            "steps": [{"id": "cost", "tool": "calculate", "args": {"expression": "4 * 3 USD"}}],
+            "answer": "${cost}",
+        }
+    )
+    model = ScriptedLLM([plan, "4 pens at $3 each: 4 * 3 = $12.\nANSWER: $12"])
+    engine = Engine(planner=Planner(model, cross_route="worked"), cross_check=True)
+    result = engine.run(Task(goal=goal), journal=tmp_path / "j.jsonl")
+    assert _cross(result).passed and result.status is RunStatus.VERIFIED
+
+
+def test_an_endpoint_failure_leaves_the_run_unverified_with_why(tmp_path):
+    class FailsSecond(ScriptedLLM):
+        def complete(self, messages, *, schema=None, attempt=1) -> LLMReply:
+            if self.requests:
+                self.requests.append(list(messages))
+                raise LLMError("the endpoint timed out after 300 s")
+            return super().complete(messages, schema=schema, attempt=attempt)
+
+    model = FailsSecond([_plan(("crates", "floor(1000 / 24)"))])
+    result, _, _ = _run(tmp_path, [], model=model)
+    assert result.status is RunStatus.UNVERIFIED
+    assert "no worked answer to compare with (the endpoint timed out" in _cross(result).description
+
+
+def test_a_run_checked_by_words_replays_identically(tmp_path):
+    _, _, journal = _run(tmp_path, [_plan(("crates", "floor(1000 / 24)")), WORDS_41])
+    assert journal.of_kind("run.start")[0].config.cross_route == "worked"
+    report = replay(journal.path, out=tmp_path / "again.jsonl")
+    assert report.identical, report.divergences
