@@ -162,3 +162,22 @@ def test_a_journal_that_cannot_be_written_before_any_tool_exits_invalid(paying, 
     assert result.exit_code == ExitCode.INVALID
     assert "No space left on device" in flat(result.output)
     assert "does not record" not in flat(result.output) and crash_calls(tmp_path) == 0
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("STEPGRAPH_CROSS_ROUTE", "bogus", "'plan' or 'worked'"),
+        ("STEPGRAPH_REASON_FIRST", "maybe", "valid boolean"),
+    ],
+)
+def test_a_wrong_planner_setting_in_the_environment_is_a_usage_error(
+    tmp_path, variable, value, said
+):
+    """Variables with no flag of their own were an 'internal error' (exit 70)."""
+    script = tmp_path / "s.yaml"
+    script.write_text("scripted: true\nresponses: ['x']\n")
+    result = invoke("run", EXAMPLES / "migration.yaml", "--scripted", script, env={variable: value})
+    assert result.exit_code == ExitCode.USAGE
+    assert f"{variable}='{value}'" in flat(result.output) and said in flat(result.output)
+    assert "internal error" not in result.output

@@ -106,3 +106,16 @@ def test_a_run_checked_by_words_replays_identically(tmp_path):
     assert journal.of_kind("run.start")[0].config.cross_route == "worked"
     report = replay(journal.path, out=tmp_path / "again.jsonl")
     assert report.identical, report.divergences
+
+
+def test_the_environment_chooses_the_route_for_the_command_line(tmp_path, monkeypatch):
+    from stepgraph.cli._model_options import ModelOptions
+
+    script = tmp_path / "s.yaml"
+    script.write_text("scripted: true\nresponses: ['x']\n")
+    monkeypatch.delenv("STEPGRAPH_CROSS_ROUTE", raising=False)
+    planner = ModelOptions(scripted=script).planner()
+    assert planner is not None and planner.cross_route == "plan"
+    monkeypatch.setenv("STEPGRAPH_CROSS_ROUTE", "worked")
+    planner = ModelOptions(scripted=script).planner()
+    assert planner is not None and planner.cross_route == "worked"

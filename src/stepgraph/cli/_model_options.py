@@ -18,7 +18,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_type_hints
 
+import click
 import typer
+from pydantic import ValidationError
 
 if TYPE_CHECKING:  # imported when a command builds its planner, not for --help
     from stepgraph.planner import Planner
@@ -129,7 +131,14 @@ class ModelOptions:
         from stepgraph.planner import LLMSettings, OpenAIClient, Planner, PlannerSettings
         from stepgraph.testing import ScriptedLLM
 
-        shape = PlannerSettings()
+        try:
+            shape = PlannerSettings()
+        except ValidationError as error:  # a variable with no flag: typer does not check it
+            wrong = "; ".join(
+                f"STEPGRAPH_{'_'.join(map(str, e['loc'])).upper()}={e.get('input')!r}: {e['msg']}"
+                for e in error.errors()
+            )
+            raise click.UsageError(f"invalid environment: {wrong}") from None
         asked: dict[str, Any] = {
             "plan_retries": self.plan_retries,
             "syntax": self.plan_syntax or shape.plan_syntax,
