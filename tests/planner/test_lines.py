@@ -7,6 +7,7 @@ import yaml
 
 from stepgraph.engine import Engine
 from stepgraph.exceptions import PlanningError
+from stepgraph.journal import read_journal
 from stepgraph.model import RunStatus, Task
 from stepgraph.planner import Planner
 from stepgraph.planner._lines import LinesError, plan_lines, read_lines
@@ -289,3 +290,52 @@ def test_the_canonical_goal_with_positional_arguments_and_bare_units_verifies(tm
     result = engine.run(Task(name="g", goal=CANONICAL), journal=tmp_path / "run.jsonl")
     assert result.status is RunStatus.VERIFIED, result.answer
     assert result.answer.startswith("3 nights (962.28 GB per night")
+
+
+def test_a_literal_that_is_one_read_inputs_number_is_read_as_that_input():
+    """A small model types the goal's numbers: `10 + 2` for the hat and the pencil."""
+    bound: list[str] = []
+    data = read_lines(
+        "spent = 10 + 2 + cookies_4 * 1.25\nleft = usd_20 - spent\n",
+        ["usd_20", "usd_10", "usd_2", "cookies_4", "usd_1_25"],
+        ["calculate"],
+        numbers={"usd_20": 20, "usd_10": 10, "usd_2": 2, "cookies_4": 4, "usd_1_25": 1.25},
+        bound=bound,
+    )
+    assert data["steps"][0]["args"]["expression"] == (
+        "${inputs.usd_10} + ${inputs.usd_2} + ${inputs.cookies_4} * ${inputs.usd_1_25}"
+    )
+    assert bound == [
+        "line 1: the goal's 10 read as usd_10",
+        "line 1: the goal's 2 read as usd_2",
+        "line 1: the goal's 1.25 read as usd_1_25",
+    ]
+
+
+def test_a_literal_two_inputs_share_a_square_and_rounding_digits_stay_literals():
+    data = read_lines(
+        "a = 2 * x\nb = x ** 2\nc = round(x / 3, 2)\n",
+        ["x", "pens_2", "usd_2", "n3"],
+        ["calculate"],
+        numbers={"x": 7, "pens_2": 2, "usd_2": 2, "n3": 3},
+    )
+    expressions = [step["args"]["expression"] for step in data["steps"]]
+    assert expressions == [
+        "2 * ${inputs.x}",  # two inputs are 2: which one is the model's to say
+        "${inputs.x} ** 2",
+        "round(${inputs.x} / ${inputs.n3}, 2)",
+    ]
+
+
+def test_without_numbered_names_a_typed_literal_of_a_number_word_is_still_refused(tmp_path):
+    goal = "He buys four cookies at $1.25 each. How much does he pay?"
+    llm = ScriptedLLM(['cost = 4 * dollars\nanswer = f"{cost}"'])
+    engine = Engine(planner=Planner(llm, syntax="lines", plan_retries=0))
+    with pytest.raises(PlanningError, match="4 is not a number of the goal"):
+        engine.run(Task(goal=goal), journal=tmp_path / "j.jsonl")
+    llm = ScriptedLLM(['cost = 4 * usd_1_25\nanswer = f"{cost}"'])
+    engine = Engine(planner=Planner(llm, syntax="lines", plan_retries=0, numbered_names=True))
+    result = engine.run(Task(goal=goal), journal=tmp_path / "k.jsonl")
+    assert result.answer.startswith("5 USD")
+    [proposed] = read_journal(tmp_path / "k.jsonl").of_kind("plan.proposed")
+    assert proposed.repairs == ["line 1: the goal's 4 read as cookies_4"]

@@ -135,3 +135,46 @@ def test_another_word_another_unit_kind_or_another_kind_of_number_is_another_sha
     shapes = {goal_shape(goal) for goal in near_misses}
     assert goal_shape(CANONICAL) not in shapes
     assert len(shapes) == len(near_misses)
+
+
+JOSH = (
+    "Josh's mom gives him $20 to go shopping at the mall. He buys a hat for $10 and a pencil "
+    "for $2. Then he buys four cookies. If each cookie costs $1.25, how much money does Josh "
+    "have left?"
+)
+
+
+def test_numbered_names_carry_each_count_and_sum_of_money_with_its_number():
+    """A real run's inputs named the hat's $10 `pencil`; numbered, no name can mislead."""
+    assert list(read_inputs(JOSH)) == ["go", "pencil", "dollars", "cookies", "dollars_2"]
+    numbered = {name: str(item.value) for name, item in read_inputs(JOSH, numbered=True).items()}
+    assert numbered == {
+        "usd_20": "20 USD",
+        "usd_10": "10 USD",
+        "usd_2": "2 USD",
+        "cookies_4": "4",
+        "usd_1_25": "1.25 USD",
+    }
+    assert list(read_inputs(JANET, numbered=True)) == ["eggs_16", "breakfast_3", "four", "usd_2"]
+
+
+def test_numbered_names_leave_quantities_with_units_shares_and_clock_ranges_as_they_were():
+    assert list(read_inputs(CANONICAL, numbered=True)) == list(read_inputs(CANONICAL))
+
+
+def test_a_planner_with_numbered_names_shows_them_and_its_plan_passes_grounding(tmp_path):
+    from stepgraph import Engine, RunStatus
+    from stepgraph.engine import replay
+
+    lines = (
+        "spent = usd_10 + usd_2 + cookies_4 * usd_1_25\n"
+        "left = usd_20 - spent\n"
+        'answer = f"{left} left"'
+    )
+    llm = ScriptedLLM([lines])
+    planner = Planner(llm, syntax="lines", numbered_names=True)
+    result = Engine(planner=planner).run(Task(goal=JOSH), journal=tmp_path / "j.jsonl")
+    assert "- usd_10 = 10 USD" in llm.requests[0][-1]["content"]
+    assert result.status is RunStatus.VERIFIED and result.answer.startswith("3 USD")
+    report = replay(tmp_path / "j.jsonl", out=tmp_path / "again.jsonl")
+    assert report.identical, report.divergences

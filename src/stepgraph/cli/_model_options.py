@@ -145,6 +145,7 @@ class ModelOptions:
             "read_goal": shape.read_goal,
             "reason_first": shape.reason_first,
             "cross_route": shape.cross_route,
+            "numbered_names": shape.numbered_names,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

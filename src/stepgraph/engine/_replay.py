@@ -468,6 +468,7 @@ def _run_again(
             read_goal=bool(recording.start.config.read_goal),
             reason_first=bool(recording.start.config.reason_first),
             cross_route="worked" if recording.start.config.cross_route == "worked" else "plan",
+            numbered_names=bool(recording.start.config.numbered_names),
         )
         if texts
         else None,

@@ -200,6 +200,7 @@ class RunSession:
                     reason_first=getattr(planner, "reason_first", None),
                     cross_check=self.config.cross_check,
                     cross_route=getattr(planner, "cross_route", None),
+                    numbered_names=getattr(planner, "numbered_names", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

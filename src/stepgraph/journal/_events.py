@@ -45,6 +45,9 @@ class RecordedConfig(BaseModel):
         None, description="Whether the model reasoned in words before its plan."
     )
     cross_check: bool = Field(False, description="Whether a second plan had to agree.")
+    numbered_names: bool | None = Field(
+        None, description="Whether read counts and money were named with their numbers."
+    )
     cross_route: str | None = Field(
         None, description="The cross-check's second route: 'plan', or 'worked' (in words)."
     )

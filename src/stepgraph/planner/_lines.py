@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import io
+import math
 import re
 import tokenize
 from collections.abc import Collection, Mapping, Sequence
@@ -43,13 +44,20 @@ class LinesError(ValueError):
 
 
 def read_lines(
-    text: str, inputs: Collection[str], tools: Collection[str] | Mapping[str, Sequence[str]]
+    text: str,
+    inputs: Collection[str],
+    tools: Collection[str] | Mapping[str, Sequence[str]],
+    *,
+    numbers: Mapping[str, float] | None = None,
+    bound: list[str] | None = None,
 ) -> dict[str, Any]:
     """The plan a text of lines describes, as the data of a JSON plan.
 
     `inputs` may map each name to its number as the goal writes it, for ``unused(name, ...)``;
     `tools` may map each tool to its parameters in order, so ``unit_convert(x, "h")`` reads
-    as ``unit_convert(value=x, to_unit="h")``.
+    as ``unit_convert(value=x, to_unit="h")``. `numbers` are the read inputs' numbers: a
+    literal in an expression that is the number of exactly one of them is read as that
+    input (a small model types the goal's 10 for ``usd_10``), and said so in `bound`.
     """
     source = _code(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
@@ -65,7 +73,11 @@ def read_lines(
                 tree, source = ast.parse(quoted), quoted
             except SyntaxError:
                 raise first from None
-        return _Reader(inputs, tools, _comments(source)).read(tree)
+        reader = _Reader(inputs, tools, _comments(source), numbers or {})
+        data = reader.read(tree)
+        if bound is not None:
+            bound += reader.bound
+        return data
     except SyntaxError as e:
         shown = _line(source, e.lineno)
         raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
@@ -137,9 +149,15 @@ def _comments(source: str) -> dict[int, tuple[str, bool]]:
 
 class _Reader:
     def __init__(
-        self, inputs: Collection[str], tools: Collection[str], comments: dict[int, tuple[str, bool]]
+        self,
+        inputs: Collection[str],
+        tools: Collection[str],
+        comments: dict[int, tuple[str, bool]],
+        numbers: Mapping[str, float],
     ) -> None:
         self.scope = {name: f"${{inputs.{name}}}" for name in inputs}
+        self.numbers = numbers
+        self.bound: list[str] = []
         self.inputs = dict(inputs) if isinstance(inputs, Mapping) else {}
         self.tools = set(tools) - {"calculate"}
         self.parameters = (
@@ -287,22 +305,56 @@ class _Reader:
             if isinstance(part, ast.Call) and not isinstance(part.func, ast.Name):
                 raise LinesError(f"{where}: call functions by name only, e.g. ceil(a / b)")
 
+        named: set[str] = set()
+
         class _Bind(ast.NodeTransformer):
             def visit_Name(self, name: ast.Name) -> ast.AST:
                 return ast.Name(id=f"__ref_{name.id}", ctx=name.ctx)
 
+            def visit_Constant(self, constant: ast.Constant) -> ast.AST:
+                found = reader._input_of(constant.value)
+                if found is None:
+                    return constant
+                named.add(found)
+                reader.bound.append(f"{where}: the goal's {constant.value!r} read as {found}")
+                return ast.Name(id=f"__ref_{found}", ctx=ast.Load())
+
             def visit_Call(self, call: ast.Call) -> ast.AST:
-                call.args = [self.visit(arg) for arg in call.args]
-                return call  # a function's own name (ceil, min) is no reference
+                # A function's own name (ceil, min) is no reference, round's digits no input.
+                digits = isinstance(call.func, ast.Name) and call.func.id == "round"
+                call.args = [
+                    self.visit(arg) if not (digits and n) else arg
+                    for n, arg in enumerate(call.args)
+                ]
+                return call
+
+            def visit_BinOp(self, operation: ast.BinOp) -> ast.AST:
+                operation.left = self.visit(operation.left)
+                if not isinstance(operation.op, ast.Pow):  # a square is no input
+                    operation.right = self.visit(operation.right)
+                return operation
 
         bound = _Bind().visit(ast.parse(ast.unparse(node), mode="eval"))
         text = ast.unparse(bound)
         for name in sorted(
-            {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}, key=len, reverse=True
+            {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | named,
+            key=len,
+            reverse=True,
         ):
-            if not _is_call_name(node, name):
+            if name in named or not _is_call_name(node, name):
                 text = text.replace(f"__ref_{name}", reader._reference(name, where))
         return re.sub(r"'([^']*\d[^']*)'", r"(\1)", text)  # "6 h" -> (6 h)
+
+    def _input_of(self, value: object) -> str | None:
+        """The one read input whose number `value` is, if exactly one is."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or not self.numbers:
+            return None
+        found = [
+            name
+            for name, number in self.numbers.items()
+            if math.isclose(value, number, rel_tol=1e-12, abs_tol=0.0)
+        ]
+        return found[0] if len(found) == 1 else None
 
     def _answer(self, node: ast.expr, where: str) -> str:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

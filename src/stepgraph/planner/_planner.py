@@ -8,10 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import pint
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
+from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError, StepgraphError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._client import (
@@ -33,7 +34,7 @@ from stepgraph.planner._prompt import (
     system_prompt,
 )
 from stepgraph.planner._read_goal import read_inputs
-from stepgraph.task import PreparedTask
+from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems, task_input_problems
 
@@ -61,6 +62,12 @@ class PlannerSettings(BaseSettings):
     )
     reason_first: bool = Field(
         False, description="Ask for a short plain-text reasoning before the plan, and show it."
+    )
+    numbered_names: bool = Field(
+        False,
+        description="Name each count and sum of money the goal states with its number as "
+        "well (eggs_16, usd_10), and read a plan line's literal that is one read input's "
+        "number as that input.",
     )
     cross_route: CrossRoute = Field(
         "plan",
@@ -92,8 +99,10 @@ class Planner:
         syntax: PlanSyntax = "json",
         reason_first: bool = False,
         cross_route: CrossRoute = "plan",
+        numbered_names: bool = False,
     ) -> None:
         self.client = client
+        self.numbered_names = numbered_names
         self.cross_route = cross_route
         # A strict format is known to cost a small model's reasoning: with `reason_first`
         # it first says in words how the goal is worked out, and the plan request shows it.
@@ -121,10 +130,21 @@ class Planner:
                 names = {name: name for name in task.inputs}
                 names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
                 parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
-                data = read_lines(text, names, parameters)
+                bound: list[str] = []
+                numbers = _numbers_of(read) if self.numbered_names else None
+                data = read_lines(text, names, parameters, numbers=numbers, bound=bound)
             except LinesError as e:
                 return ParsedPlan(None, [PlanProblem(None, str(e))])
-            text = json.dumps(data)
+            parsed = parse_plan(
+                json.dumps(data),
+                task.tools,
+                task.inputs,
+                task.extra_checks,
+                answer=task.answer,
+                read=read,
+            )
+            parsed.repairs = [*bound, *parsed.repairs]
+            return parsed
         return parse_plan(
             text, task.tools, task.inputs, task.extra_checks, answer=task.answer, read=read
         )
@@ -152,7 +172,7 @@ class Planner:
     def _read(self, task: PreparedTask) -> dict[str, GroundedInput]:
         if not self.read_goal or task.task.inputs or not task.grounded:
             return {}
-        return read_inputs(task.task.goal)
+        return read_inputs(task.task.goal, numbered=self.numbered_names)
 
     def _shown(self, task: PreparedTask) -> dict[str, str]:
         shown = {name: format_value(value) for name, value in task.inputs.items()}
@@ -449,6 +469,20 @@ class Planner:
                 )
             )
         return reply
+
+
+def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
+    """Each read input's number as the goal states it: 10 for "$10", 6 for "00:00 to 06:00"."""
+    numbers = {}
+    for name, item in read.items():
+        try:
+            value = parse_input(item.value)
+        except StepgraphError:
+            continue
+        magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+        if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
+            numbers[name] = float(magnitude)
+    return numbers
 
 
 UNUSED_NUMBER = "but no step or check uses it"

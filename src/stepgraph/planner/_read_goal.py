@@ -31,19 +31,26 @@ _SKIP = {
 _QUOTE_WORDS = 4  # words after the number kept in the quote: context for the model
 
 
-def read_inputs(goal: str) -> dict[str, GroundedInput]:
-    """One named, quoted input per quantity the goal states, in the goal's order."""
+def read_inputs(goal: str, *, numbered: bool = False) -> dict[str, GroundedInput]:
+    """One named, quoted input per quantity the goal states, in the goal's order.
+
+    `numbered`: a count or a sum of money is named with its number as well (``eggs_16``,
+    ``usd_10``), so a model that thinks in the goal's numbers finds the name of each.
+    """
     # Copies: the planner asks once per prompt and per attempt; the reading is done once.
-    return {name: item.model_copy() for name, item in _read(goal)}
+    return {name: item.model_copy() for name, item in _read(goal, numbered)}
 
 
 @lru_cache(maxsize=32)
-def _read(goal: str) -> tuple[tuple[str, GroundedInput], ...]:
+def _read(goal: str, numbered: bool = False) -> tuple[tuple[str, GroundedInput], ...]:
     inputs: dict[str, GroundedInput] = {}
     for number in read_numbers(goal):
         value = _value_text(number.value, number.unit)
         quote = _quote(goal, number.start, number.end)
-        name = unique_name(_name(goal, number.start, number.end, number.unit), inputs)
+        name = _name(goal, number.start, number.end, number.unit)
+        if numbered:
+            name = _numbered(name, goal[number.start : number.end], number.value, number.unit)
+        name = unique_name(name, inputs)
         inputs[name] = GroundedInput(value=value, quote=quote)
     return tuple(inputs.items())
 
@@ -139,6 +146,24 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
     if unit is not None:
         return _KIND_NAMES.get(dimension_name(quantity(1, unit)), "amount")
     return "n" + re.sub(r"\W", "_", written.rstrip(",.")).strip("_")
+
+
+def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> str:
+    """A count's or money's name with its number: words next to a number often mislead.
+
+    "a hat for $10 and a pencil for $2" named the $10 `pencil`; `usd_10` cannot. A
+    quantity with another unit, a share and a clock range keep their names (`data`,
+    `window`): their units tell them apart.
+    """
+    money = written.startswith("$")
+    if "%" in written or ":" in written or (unit is not None and not money):
+        return name
+    if written.isalpha() and name == written.casefold():  # "four": the word is the number
+        return name
+    digits = f"{value:.12g}".replace(".", "_").replace("-", "minus_")
+    if re.fullmatch(r"n[\d_]+", name):  # no telling word: the number alone
+        return f"n{digits}"
+    return f"{'usd' if money else name}_{digits}"
 
 
 def _is_unit(word: str) -> bool:
