@@ -391,10 +391,14 @@ def test_the_worked_method_checks_each_verified_plan_against_the_models_own_word
     """
     with ScriptedChat(the_model) as server:
         report = _bench(server, data, tmp_path, "--methods", "stepgraph,stepgraph-worked")
-    figures = report["figures"]["gsm8k-test"]
-    plain, worked = figures["stepgraph"], figures["stepgraph-worked"]
+    figures, name = report["figures"]["gsm8k-test"], "stepgraph-worked"
+    plain, worked = figures["stepgraph"], figures[name]
     assert (plain["verified_correct"], plain["verified_wrong"]) == (1, 1)
     assert (worked["verified_correct"], worked["verified_wrong"]) == (1, 0)
+    # Judged as `eval` judges, not as text: the caught answer's "disagrees: -3 against 7"
+    # holds the expected -3, and is no right answer (question 1's 30 is: its check failed).
+    judged = {a["question"]: a["correct"] for a in report["answers"] if a["method"] == name}
+    assert judged == {"gsm8k-test-0": True, "gsm8k-test-1": True, "gsm8k-test-2": False}
     # One witness per verified plan; the caught one writes no final answer.
     assert worked["model_calls"] == plain["model_calls"] + 2 - 1
     assert [kind for kind, _, _ in server.served].count("alone") == 2
