@@ -178,3 +178,22 @@ def test_a_planner_with_numbered_names_shows_them_and_its_plan_passes_grounding(
     assert result.status is RunStatus.VERIFIED and result.answer.startswith("3 USD")
     report = replay(tmp_path / "j.jsonl", out=tmp_path / "again.jsonl")
     assert report.identical, report.divergences
+
+
+def test_with_numbered_names_a_number_word_takes_its_unit_as_digits_do():
+    """A real plan added 'Two years' (read plain) to '15 years ago' (read as years): refused."""
+    goal = "Their first child was born 15 years ago. Two years later the second was born."
+    assert [str(i.value) for i in read_inputs(goal).values()] == ["15 a", "2"]
+    numbered = read_inputs(goal, numbered=True)
+    assert [str(i.value) for i in numbered.values()] == ["15 a", "2 a"]
+    task = Task(goal=goal, grounded=True)
+    plan = StepGraph.model_validate(
+        {
+            "steps": [
+                {"id": f"s{i}", "tool": "calculate", "args": {"expression": f"${{inputs.{n}}}"}}
+                for i, n in enumerate(numbered)
+            ],
+            "inputs": {name: item.model_dump() for name, item in numbered.items()},
+        }
+    )
+    assert grounding_problems(plan, _prepared(task)) == []

@@ -35,7 +35,9 @@ def read_inputs(goal: str, *, numbered: bool = False) -> dict[str, GroundedInput
     """One named, quoted input per quantity the goal states, in the goal's order.
 
     `numbered`: a count or a sum of money is named with its number as well (``eggs_16``,
-    ``usd_10``), so a model that thinks in the goal's numbers finds the name of each.
+    ``usd_10``), so a model that thinks in the goal's numbers finds the name of each, and
+    a number word takes the unit after it as digits do ("Two years after": 2 years, as
+    "15 years ago" is).
     """
     # Copies: the planner asks once per prompt and per attempt; the reading is done once.
     return {name: item.model_copy() for name, item in _read(goal, numbered)}
@@ -44,7 +46,7 @@ def read_inputs(goal: str, *, numbered: bool = False) -> dict[str, GroundedInput
 @lru_cache(maxsize=32)
 def _read(goal: str, numbered: bool = False) -> tuple[tuple[str, GroundedInput], ...]:
     inputs: dict[str, GroundedInput] = {}
-    for number in read_numbers(goal):
+    for number in read_numbers(goal, worded_units=numbered):
         value = _value_text(number.value, number.unit)
         quote = _quote(goal, number.start, number.end)
         name = _name(goal, number.start, number.end, number.unit)

@@ -318,8 +318,11 @@ _NOT_UNITS = {
 _TIME = "[time]"
 
 
-def read_numbers(text: str) -> list[ReadNumber]:
+def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     """Every quantity a text states, digits and words, with the unit its words give.
+
+    A number word ("two hours") takes the unit after it only with `worded_units`: the
+    reading of older runs, which replays re-read, keeps it a plain number.
 
     Percentages are shares (90% -> 0.9), clock ranges hours, "$2" dollars, a number before
     a unit that unit. "40 images per hour" is a rate (40 / h) only when the text also states
@@ -340,7 +343,7 @@ def read_numbers(text: str) -> list[ReadNumber]:
         elif text[:start].endswith("$"):
             start -= 1
             unit = parse_unit("USD")
-        elif number not in words:
+        elif worded_units or number not in words:
             unit = _unit_after(text[number.end :])
             if unit is not None:
                 unit_end = number.end + _unit_word_end(text[number.end :])
