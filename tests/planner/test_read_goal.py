@@ -197,3 +197,8 @@ def test_with_numbered_names_a_number_word_takes_its_unit_as_digits_do():
         }
     )
     assert grounding_problems(plan, _prepared(task)) == []
+
+
+def test_numbered_names_of_one_sum_stated_twice_are_lettered_not_numbered():
+    goal = "He pays $10 for a hat and $10 for a cap. How much does he pay?"
+    assert list(read_inputs(goal, numbered=True)) == ["usd_10", "usd_10_b"]  # not usd_10_2

@@ -52,7 +52,9 @@ def _read(goal: str, numbered: bool = False) -> tuple[tuple[str, GroundedInput],
         name = _name(goal, number.start, number.end, number.unit)
         if numbered:
             name = _numbered(name, goal[number.start : number.end], number.value, number.unit)
-        name = unique_name(name, inputs)
+            name = _lettered(name, inputs)  # usd_10_2 would read as 10.2
+        else:
+            name = unique_name(name, inputs)
         inputs[name] = GroundedInput(value=value, quote=quote)
     return tuple(inputs.items())
 
@@ -166,6 +168,14 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
     if re.fullmatch(r"n[\d_]+", name):  # no telling word: the number alone
         return f"n{digits}"
     return f"{'usd' if money else name}_{digits}"
+
+
+def _lettered(name: str, taken: Collection[str]) -> str:
+    """`name`, or `name_b`, `name_c`, ... : the first that is not taken."""
+    for suffix in ["", *(f"_{letter}" for letter in "bcdefghijklmnopqrstuvwxyz")]:
+        if f"{name}{suffix}" not in taken:
+            return f"{name}{suffix}"
+    return unique_name(name, taken)
 
 
 def _is_unit(word: str) -> bool:
