@@ -204,7 +204,9 @@ def recorded(folder: Path, question: Question, method: str) -> Answer | None:
     if data.get("question") != question.goal.goal or data.get("method") != method:
         return None
     known = {f.name for f in fields(Answer)}
-    return Answer(**{key: value for key, value in data.items() if key in known})
+    answer = Answer(**{key: value for key, value in data.items() if key in known})
+    answer.question = question.id  # the record's "question" is the text
+    return answer
 
 
 def run(

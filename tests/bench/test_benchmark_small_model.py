@@ -449,6 +449,7 @@ def test_resume_counts_recorded_answers_and_asks_only_what_is_missing(data, tmp_
         assert alone[key] == first["figures"]["gsm8k-test"]["alone"][key]
     assert both["figures"]["gsm8k-test"]["stepgraph"]["asked"] == 3
     assert "(recorded)" in capsys.readouterr().err
+    assert {a["question"] for a in both["answers"]} == {f"gsm8k-test-{n}" for n in range(3)}
 
 
 def test_resume_asks_again_when_the_record_is_of_another_question(data, tmp_path):
