@@ -6,7 +6,9 @@ question (GSM8K, MIT licence), its expected number and every reply the model
 was asked for. Played back through today's planner and engine, a run may be unverified or
 fail; it is never verified with another answer, and never an internal error. A case the
 engine still verifies wrong says why (`known_wrong`) and is a strict xfail: fixed, it fails
-until the mark goes.
+until the mark goes. A case recorded with ``cross_route: worked`` (the cross-check by the
+model's own worked answer) replays with it; ``caught_by_worked_answer`` marks a wrong plan
+that passed every check of its own and that only the words caught.
 """
 
 import json
@@ -37,15 +39,23 @@ def _case(path: Path) -> object:
 def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_path):
     case = json.loads(path.read_text(encoding="utf-8"))
     replies = [reply["content"] for reply in case["replies"]]
-    planner = Planner(ScriptedLLM(replies), plan_retries=2, syntax=case.get("syntax", "lines"))
-    suite = _suite(case)
-    outcome = run_goal(
-        suite, suite.goals[0], Engine(planner=planner), tmp_path, tmp_path / "r.jsonl"
+    route = case.get("cross_route")  # "worked": the run was cross-checked by the words
+    planner = Planner(
+        ScriptedLLM(replies),
+        plan_retries=2,
+        syntax=case.get("syntax", "lines"),
+        cross_route=route or "plan",
+        numbered_names=bool(case.get("numbered_names")),
     )
+    suite = _suite(case)
+    engine = Engine(planner=planner, cross_check=route is not None)
+    outcome = run_goal(suite, suite.goals[0], engine, tmp_path, tmp_path / "r.jsonl")
     assert not outcome.verified_wrong, (outcome.answer, outcome.expected)
     assert outcome.error_kind != "internal", outcome.error
     if case.get("verified_correct"):  # what the real run got right stays right
         assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    if case.get("caught_by_worked_answer"):  # a wrong plan every own check passed
+        assert "worked answer, in words, disagrees" in (outcome.answer or ""), outcome.answer
 
 
 def test_the_recorded_cases_are_there():
