@@ -339,3 +339,10 @@ def test_without_numbered_names_a_typed_literal_of_a_number_word_is_still_refuse
     assert result.answer.startswith("5 USD")
     [proposed] = read_journal(tmp_path / "k.jsonl").of_kind("plan.proposed")
     assert proposed.repairs == ["line 1: the goal's 4 read as cookies_4"]
+
+
+def test_of_two_unknown_names_the_refusal_always_names_the_same_one():
+    """A replay named 'data' where the run had named 'disk': a set's order varies by process."""
+    for _ in range(3):
+        with pytest.raises(LinesError, match="'data' is neither an input"):
+            read_lines("t = disk / data\n", ["size"], ["calculate"])

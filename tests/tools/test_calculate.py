@@ -395,3 +395,15 @@ def test_the_reverse_check_refuses_a_rounded_quantity_with_units():
     verdict = reverse_calculate("n", expression, quantity(8, "GB/Mbps"))
     assert verdict is not None and not verdict.passed
     assert "the units do not cancel" in verdict.description
+
+
+def test_rounding_money_is_refused_with_a_fix_not_a_registry_error():
+    """A real GSM8K plan wrote ceil(900 USD + 1800 USD): "'[currency_usd]' is not defined"."""
+    from stepgraph.exceptions import UnitsDoNotCancelError
+    from stepgraph.tools.expression import evaluate
+    from stepgraph.units import parse_unit, quantity
+
+    with pytest.raises(UnitsDoNotCancelError, match=r"divide by a sum of money.*/ \(1 USD\)"):
+        evaluate("ceil(${a})", {"${a}": quantity(2700, parse_unit("USD"))})
+    with pytest.raises(UnitsDoNotCancelError, match="the units do not cancel"):
+        evaluate("ceil(${a})", {"${a}": quantity(27, parse_unit("USD/h"))})

@@ -138,3 +138,13 @@ def test_currencies_never_add_up_without_an_exchange_rate():
 def test_a_dollar_sign_in_an_expression_is_money_and_a_reference_stays_a_reference():
     assert evaluate("(16 - 3 - 4) * $2") == parse_quantity("18 USD")
     assert evaluate("${price} * 3", {"${price}": parse_quantity("$2")}) == parse_quantity("6 USD")
+
+
+def test_a_product_reads_alike_computed_and_read_back_from_a_journal():
+    """Computed, 60 mph x 2 h printed mph·h; from the journal's 'h * mph', h·mph: a replay
+    of a real run diverged on that verdict's text alone."""
+    from stepgraph.units import format_value, parse_unit, quantity
+
+    computed = quantity(60, parse_unit("mph")) * quantity(2, parse_unit("h"))
+    read_back = quantity(120, parse_unit(str(computed.units)))
+    assert format_value(computed) == format_value(read_back)

@@ -338,8 +338,7 @@ class _Reader:
         text = ast.unparse(bound)
         for name in sorted(
             {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | named,
-            key=len,
-            reverse=True,
+            key=lambda name: (-len(name), name),  # longest first; a set's order varies by run
         ):
             if name in named or not _is_call_name(node, name):
                 text = text.replace(f"__ref_{name}", reader._reference(name, where))

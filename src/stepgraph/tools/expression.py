@@ -188,6 +188,7 @@ _DIVISORS = {
     "[information] / [time]": ("MB/s", "a rate"),
     "[length]": ("m", "a length"),
     "[mass]": ("kg", "a mass"),
+    "[currency_usd]": ("USD", "a sum of money"),
 }
 
 
@@ -231,8 +232,10 @@ def _refusal(
             if str(parse_unit(unit, counts=False).dimensionality) == dimension:
                 divisor, expected = unit.strip(), True
     if not divisor:  # no usual unit: the value's own, reduced to base units
-        base = registry().Quantity(1, _dimension_units(dimension))
-        divisor = format_unit(base.units)
+        try:
+            divisor = format_unit(registry().Quantity(1, _dimension_units(dimension)).units)
+        except pint.PintError:  # a dimension with no base unit known here: the value's own
+            divisor = own
     argument_ = argument if _is_atom(argument) else f"({argument})"
     example = f"{function}({argument_} / (1 {divisor}){', ' + rest if rest else ''})"
     if expected:  # the step expects a quantity in that unit: give it one
@@ -272,7 +275,7 @@ def _dimension_units(dimension: str) -> str:
     """Base units of a dimension as pint reads it: ``[information] / [time]`` -> bit / s."""
     base = {"[time]": "second", "[length]": "meter", "[mass]": "kilogram"}
     base.update({"[information]": "bit", "[current]": "ampere", "[temperature]": "kelvin"})
-    base.update({"[substance]": "mole", "[luminosity]": "candela"})
+    base.update({"[substance]": "mole", "[luminosity]": "candela", "[currency_usd]": "USD"})
     text = dimension
     for name, unit in base.items():
         text = text.replace(name, unit)

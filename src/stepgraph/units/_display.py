@@ -66,7 +66,9 @@ def format_unit(unit: pint.Unit) -> str:
     """
     above: list[str] = []
     below: list[str] = []
-    for name, exponent in unit._units.items():
+    # In name order: a product computed (mph·h) and the same read back from a journal
+    # (pint writes h * mph) must read alike, or a replay's verdicts differ from the run's.
+    for name, exponent in sorted(unit._units.items()):
         power = abs(cast(float, exponent))  # pint types exponents loosely; they are numbers
         text = _symbol(name) if power == 1 else f"{_symbol(name)}^{power:g}"
         (above if power == exponent else below).append(text)
