@@ -193,14 +193,16 @@ def worked_check(
     shown = format_value(first)
     agree = _agree_magnitude(first, said)
     verb = "agrees" if agree else "disagrees"
-    description = f"the model's own worked answer, in words, {verb}: {said:g} against {shown}"
+    description = (
+        f"the model's own worked answer, in words, {verb}: {format_value(said)} against {shown}"
+    )
     missing = _unreproduced(template, execution, stated_numbers(text)) if agree else []
     if missing:
         agree = False
         description = f"{description}, but {'; '.join(missing)}".replace(
             "second plan's values", "numbers of the worked answer"
         )
-    return CrossOutcome(_verdict(agree, description, first=shown, second=f"{said:g}"))
+    return CrossOutcome(_verdict(agree, description, first=shown, second=format_value(said)))
 
 
 def _agree_magnitude(value: Any, number: float) -> bool:
