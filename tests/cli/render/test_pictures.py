@@ -227,7 +227,7 @@ def test_gantt_bars_last_what_show_prints(run_task):
         drawn = (bar.end - bar.start).total_seconds() * 1000
         assert abs(drawn - bar.duration_ms) < 0.01
         if bar.step in printed:
-            assert abs(bar.duration_ms - printed[bar.step]) <= 0.05
+            assert abs(bar.duration_ms - printed[bar.step]) <= 0.05 + 1e-9  # `show` rounds to 0.1
         assert bar.queued <= bar.start
 
 
