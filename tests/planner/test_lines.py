@@ -346,3 +346,13 @@ def test_of_two_unknown_names_the_refusal_always_names_the_same_one():
     for _ in range(3):
         with pytest.raises(LinesError, match="'data' is neither an input"):
             read_lines("t = disk / data\n", ["size"], ["calculate"])
+
+
+def test_a_literal_read_as_an_input_is_the_input_even_where_a_step_took_its_name():
+    data = read_lines(
+        "usd_10 = usd_10 * 2\ntotal = usd_10 + 10\n",
+        ["usd_10"],
+        ["calculate"],
+        numbers={"usd_10": 10},
+    )
+    assert data["steps"][1]["args"]["expression"] == "${usd_10} + ${inputs.usd_10}"

@@ -317,7 +317,7 @@ class _Reader:
                     return constant
                 named.add(found)
                 reader.bound.append(f"{where}: the goal's {constant.value!r} read as {found}")
-                return ast.Name(id=f"__ref_{found}", ctx=ast.Load())
+                return ast.Name(id=f"__lit_{found}", ctx=ast.Load())
 
             def visit_Call(self, call: ast.Call) -> ast.AST:
                 # A function's own name (ceil, min) is no reference, round's digits no input.
@@ -337,11 +337,14 @@ class _Reader:
         bound = _Bind().visit(ast.parse(ast.unparse(node), mode="eval"))
         text = ast.unparse(bound)
         for name in sorted(
-            {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | named,
+            {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
             key=lambda name: (-len(name), name),  # longest first; a set's order varies by run
         ):
-            if name in named or not _is_call_name(node, name):
+            if not _is_call_name(node, name):
                 text = text.replace(f"__ref_{name}", reader._reference(name, where))
+        for name in sorted(named, key=lambda name: (-len(name), name)):
+            # The goal's input itself, even where a step took its name.
+            text = text.replace(f"__lit_{name}", f"${{inputs.{name}}}")
         return re.sub(r"'([^']*\d[^']*)'", r"(\1)", text)  # "6 h" -> (6 h)
 
     def _input_of(self, value: object) -> str | None:
