@@ -105,7 +105,12 @@ def compare_with(
     )
 
 
-def _unreproduced(template: str | None, execution: Execution, known: list[Any]) -> list[str]:
+def _unreproduced(
+    template: str | None,
+    execution: Execution,
+    known: list[Any],
+    holder: str = "second plan's values",
+) -> list[str]:
     """The answer's numbers that the second route holds values of their kind for, but not them.
 
     Final values can agree while a number the answer also states is wrong (a rate divided
@@ -122,7 +127,7 @@ def _unreproduced(template: str | None, execution: Execution, known: list[Any]) 
             seen = ", ".join(format_value(v) for v in kind[:4])
             missing.append(
                 f"the answer's {format_value(value)} (${{{ref.step}}}) is not among the "
-                f"second plan's values of that kind ({seen})"
+                f"{holder} of that kind ({seen})"
             )
     return missing
 
@@ -196,12 +201,10 @@ def worked_check(
     description = (
         f"the model's own worked answer, in words, {verb}: {format_value(said)} against {shown}"
     )
-    missing = _unreproduced(template, execution, stated_numbers(text)) if agree else []
+    holder = "numbers of the worked answer"
+    missing = _unreproduced(template, execution, stated_numbers(text), holder) if agree else []
     if missing:
-        agree = False
-        description = f"{description}, but {'; '.join(missing)}".replace(
-            "second plan's values", "numbers of the worked answer"
-        )
+        agree, description = False, f"{description}, but {'; '.join(missing)}"
     return CrossOutcome(_verdict(agree, description, first=shown, second=format_value(said)))
 
 

@@ -125,29 +125,22 @@ class Planner:
 
     def _parse(self, text: str, task: PreparedTask) -> ParsedPlan:
         read = self._read(task)
+        bound: list[str] = []  # literals the lines reader read as the goal's inputs
         if self.syntax == "lines":
             try:
                 names = {name: name for name in task.inputs}
                 names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
                 parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
-                bound: list[str] = []
                 numbers = _numbers_of(read) if self.numbered_names else None
                 data = read_lines(text, names, parameters, numbers=numbers, bound=bound)
             except LinesError as e:
                 return ParsedPlan(None, [PlanProblem(None, str(e))])
-            parsed = parse_plan(
-                json.dumps(data),
-                task.tools,
-                task.inputs,
-                task.extra_checks,
-                answer=task.answer,
-                read=read,
-            )
-            parsed.repairs = [*bound, *parsed.repairs]
-            return parsed
-        return parse_plan(
+            text = json.dumps(data)
+        parsed = parse_plan(
             text, task.tools, task.inputs, task.extra_checks, answer=task.answer, read=read
         )
+        parsed.repairs = [*bound, *parsed.repairs]  # the literals read as inputs, first
+        return parsed
 
     def _unused_read(
         self, task: PreparedTask, text: str, problems: list[PlanProblem]
