@@ -119,3 +119,21 @@ def test_the_environment_chooses_the_route_for_the_command_line(tmp_path, monkey
     monkeypatch.setenv("STEPGRAPH_CROSS_ROUTE", "worked")
     planner = ModelOptions(scripted=script).planner()
     assert planner is not None and planner.cross_route == "worked"
+
+
+def test_a_plan_ending_on_a_record_is_never_confirmed_by_a_number_in_words(tmp_path):
+    """Words that state 42 cannot vouch for a lookup's record: not verified."""
+    from stepgraph import tool
+
+    @tool
+    def find(name: str) -> dict:
+        """Find a company by name."""
+        return {"id": 42, "name": name}
+
+    step = json.dumps({"steps": [{"id": "c", "tool": "find", "args": {"name": "Acme"}}]})
+    model = ScriptedLLM([step, "Acme's id is 42.\nANSWER: 42"])
+    planner = Planner(model, cross_route="worked")
+    engine = Engine(tools=[find], planner=planner, cross_check=True)
+    result = engine.run(Task(goal="Which id has Acme?"), journal=tmp_path / "j.jsonl")
+    assert result.status is not RunStatus.VERIFIED
+    assert not _cross(result).passed
