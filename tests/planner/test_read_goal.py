@@ -202,3 +202,23 @@ def test_with_numbered_names_a_number_word_takes_its_unit_as_digits_do():
 def test_numbered_names_of_one_sum_stated_twice_are_lettered_not_numbered():
     goal = "He pays $10 for a hat and $10 for a cap. How much does he pay?"
     assert list(read_inputs(goal, numbered=True)) == ["usd_10", "usd_10_b"]  # not usd_10_2
+
+
+def test_english_words_pint_knows_as_obscure_units_stay_plain_counts():
+    # From real GSM8K runs: "12 are" read as 12 ares (1,200 m^2), "3rd" as 3 rods and
+    # "4th" as 4 thou made every plan that added them to a count fail on units.
+    cars = "Of the 20 cars, 12 are automatic cars, 4 are manual and the rest are semi-automatic."
+    assert set(_values(cars).values()) == {"20", "12", "4"}
+    assert _values("Bill starts on the 3rd floor.") == {"3rd floor": "3"}
+    assert _values("15 boxes go up on the 4th of July")["4th of July"] == "4"
+    assert _values("She lit 9 candles at 3 pm.") == {"9 candles at": "9", "3 pm": "3"}
+
+
+def test_everyday_units_are_read_as_people_mean_them():
+    goal = "He bought 5 kilos of rice, 2 cups of milk and 3 acres, and sent 2 KB at 56 Kbps."
+    assert sorted(_values(goal).values()) == ["2 KB", "2 cp", "3 acre", "5 kg", "56 Kbps"]
+
+
+def test_an_ordinal_names_what_it_counts_not_its_ending():
+    names = read_inputs("Bill starts on the 3rd floor.", numbered=True)
+    assert list(names) == ["floor_3"]

@@ -27,6 +27,7 @@ _SKIP = {
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "per",
     "each", "every", "is", "are", "was", "were", "more", "less", "than", "as", "many", "much",
     "times", "that", "this", "from", "into", "over", "how", "what", "his", "her", "their",
+    "st", "nd", "rd", "th",  # an ordinal's ending: "the 3rd floor" names the floor
 }  # fmt: skip
 _QUOTE_WORDS = 4  # words after the number kept in the quote: context for the model
 

@@ -30,6 +30,7 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.units import is_count_unit, parse_unit, quantity
+from stepgraph.verifiers._everyday import is_everyday
 
 _CLOCK_RANGE = re.compile(r"(\d{1,2}):(\d{2})\s*(?:to|-|until|and|–)\s*(\d{1,2}):(\d{2})")
 _NUMBER = re.compile(r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%)?(?![\w:]*\d)")
@@ -197,9 +198,11 @@ def _units_after(rest: str) -> list[pint.Unit]:
         if text.casefold() in _NOT_UNITS:  # "9 points" are no typographic points
             continue
         try:
-            units.append(parse_unit(text, counts=False))
+            unit = parse_unit(_SPOKEN.get(text.casefold(), text), counts=False)
         except UnitError:
             continue
+        if is_everyday(unit):
+            units.append(unit)
     return units
 
 
@@ -316,6 +319,8 @@ _NOT_UNITS = {
     "rod", "rods", "chain", "chains", "span", "spans", "stone", "stones", "cycle", "cycles",
 }  # fmt: skip
 _TIME = "[time]"
+# What people mean by a word pint reads otherwise ("5 kilos" is no 5 kiloseconds).
+_SPOKEN = {"kilo": "kg", "kilos": "kg"}
 
 
 def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
@@ -361,10 +366,10 @@ def _unit_after(rest: str) -> pint.Unit | None:
     if not word or word.casefold() in _NOT_UNITS or not _WORD.fullmatch(word):
         return None
     try:
-        unit = parse_unit(word, counts=False)
+        unit = parse_unit(_SPOKEN.get(word.casefold(), word), counts=False)
     except UnitError:
         return None
-    return None if unit.dimensionless else unit
+    return None if unit.dimensionless or not is_everyday(unit) else unit
 
 
 def _unit_word_end(rest: str) -> int:
