@@ -8,6 +8,7 @@ the last number) against the expected answer (`final_number`, `value_matches`).
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,9 +42,6 @@ CALCULATOR = {
         },
     },
 }
-# What a model writes when its server does not turn tool calls into `tool_calls`
-# (Qwen's template asks for <tool_call>{...}</tool_call>): the call arrives as text.
-_CALL_AS_TEXT = ("<tool_call>", '"name": "calculator"', "<function")
 UNSUPPORTED = "not supported by this server"
 
 
@@ -122,8 +120,11 @@ def alone(endpoint: Endpoint, qid: str, question: str) -> Answer:
 class React:
     """A ReAct loop over OpenAI tool calls, with one calculator; bounded by `max_turns`.
 
-    It tells whether the server supports tool calls: `refused` when it answered a request
-    with tools by an HTTP 4xx, `seen_tool_calls` once any reply carried ``tool_calls``.
+    A call the model writes as text instead of `tool_calls` (Qwen's template asks for
+    ``<tool_call>{...}</tool_call>``; a small Qwen writes a JSON block) is run too, as a
+    text-parsing ReAct loop would: the reply is cut after the call, so an answer the model
+    imagined past it is dropped, and the result comes back as a user message. A server
+    that answers a request with tools by an HTTP 4xx is `refused`: not asked again.
     """
 
     endpoint: Endpoint
@@ -137,25 +138,12 @@ class React:
         """Why this server cannot run the loop, or None while it may."""
         if self.refused:
             return f"{UNSUPPORTED}: it refused a request with tools ({self.refused})"
-        if not self.seen_tool_calls and self.replies:
-            text = (
-                f" ({self.calls_as_text} wrote a tool call as text)" if self.calls_as_text else ""
-            )
-            return (
-                f"{UNSUPPORTED}: none of its {self.replies} replies had tool_calls{text}; "
-                "llama-cpp-python needs a function-calling chat format "
-                "(--chat_format chatml-function-calling)"
-            )
         return None
-
-    def gave_up(self) -> bool:
-        """Asking more questions cannot help: tools refused, or calls only ever come as text."""
-        return self.refused is not None or (not self.seen_tool_calls and self.calls_as_text > 0)
 
     def __call__(self, qid: str, question: str) -> Answer:
         """Run the loop for one question."""
         answer = Answer("react", qid)
-        if self.gave_up():
+        if self.refused:
             answer.skipped = self.unsupported()
             return answer
         messages: list[dict[str, Any]] = [
@@ -186,25 +174,55 @@ class React:
             answer.replies.append(
                 {"content": message.content, "tool_calls": [c.model_dump() for c in calls]}
             )
-            if not calls:
-                if any(mark in (message.content or "") for mark in _CALL_AS_TEXT):
-                    self.calls_as_text += 1
-                    answer.calls_as_text += 1
+            if calls:
+                self.seen_tool_calls = True
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": message.content or "",
+                        "tool_calls": [c.model_dump(exclude_none=True) for c in calls],
+                    }
+                )
+                for call in calls:
+                    answer.tool_calls += 1
+                    result = calculate(call.function.name, call.function.arguments)
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                continue
+            text_call = call_in_text(message.content or "")
+            if text_call is None:
                 answer.text = message.content or ""
                 return
-            self.seen_tool_calls = True
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": message.content or "",
-                    "tool_calls": [c.model_dump(exclude_none=True) for c in calls],
-                }
-            )
-            for call in calls:
-                answer.tool_calls += 1
-                result = calculate(call.function.name, call.function.arguments)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            said, name, arguments = text_call
+            self.calls_as_text += 1
+            answer.calls_as_text += 1
+            answer.tool_calls += 1
+            result = calculate(name, arguments)
+            messages.append({"role": "assistant", "content": said})
+            messages.append({"role": "user", "content": f"{name} returned: {result}"})
         answer.error = f"no final answer within {self.max_turns} turns"
+
+
+def call_in_text(content: str) -> tuple[str, str, str] | None:
+    """The first call a reply writes as text: what it said up to the call, name, arguments.
+
+    A call is a JSON object with a ``name`` and ``arguments``; the text kept ends after it
+    (and after a closing ```` ``` ```` or ``</tool_call>``). None when the reply writes none.
+    """
+    decoder = json.JSONDecoder()
+    for start in (i for i, c in enumerate(content) if c == "{"):
+        try:
+            value, end = decoder.raw_decode(content, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("name"), str) and "arguments" in value:
+            said = content[:end]
+            closing = re.match(r"\s*(```|</tool_call>)", content[end:])
+            if closing:
+                said += content[end : end + closing.end()]
+            arguments = value["arguments"]
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            return said, value["name"], text
+    return None
 
 
 def calculate(name: str, arguments: str) -> str:

@@ -41,6 +41,7 @@ def summarize(answers: Sequence[Answer], unsupported: str | None = None) -> dict
         figures["unverified_right"] = sum(not a.verified and a.correct for a in asked)
     if any(a.method == "react" for a in asked):
         figures["tool_calls"] = sum(a.tool_calls for a in asked)
+        figures["calls_as_text"] = sum(a.calls_as_text for a in asked)
     return figures
 
 
@@ -69,6 +70,11 @@ def render(source: str, figures: dict[str, dict[str, Any]]) -> str:
         if f["unsupported"]:
             rows.append([method, f["asked"], UNSUPPORTED] + ["-"] * (len(header) - 3))
             continue
+        if f.get("calls_as_text"):
+            notes.append(
+                f"{method}: {f['tool_calls']} calculator calls, {f['calls_as_text']} of them "
+                "written as text instead of tool_calls (run by the loop all the same)"
+            )
         accuracy = f"{f['correct']}/{f['asked']} ({f['accuracy']:.0%})"
         if f["errors"]:  # a run that raised (a timeout, no valid plan) counts as wrong: say so
             accuracy += f", {f['errors']} failed"

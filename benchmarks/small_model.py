@@ -8,8 +8,9 @@ r"""Three ways to ask one model the same questions: alone, as a ReAct loop, thro
 
 - **alone**: as a user would without stepgraph: "think step by step, then `ANSWER: <n>`";
 - **react**: a ReAct loop with one `calculator` tool over OpenAI tool calls (at most 6
-  turns); a server that never returns ``tool_calls``, or refuses ``tools``, is reported as
-  "not supported by this server" (llama-cpp-python needs a function-calling chat format);
+  turns); a call the model writes as text instead of ``tool_calls`` is run too (a small Qwen
+  writes a JSON block), and a server that refuses ``tools`` is reported as "not supported by
+  this server";
 - **stepgraph**: the code of `stepgraph eval` (`run_goal`, an `Engine` whose planner is
   built as the command builds it, approval read-only, one journal per question);
 - **stepgraph-cross** (asked for by name): the same with the cross-check, so its cost and

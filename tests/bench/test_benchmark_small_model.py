@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from benchmarks import small_model
-from benchmarks._baselines import ALONE_PROMPT, Answer, calculate
+from benchmarks._baselines import ALONE_PROMPT, Answer, calculate, call_in_text
 from benchmarks._datasets import DatasetUnavailable, dataset_file
 from benchmarks._figures import percentile, summarize
 
@@ -254,22 +254,45 @@ def test_a_server_that_refuses_tools_leaves_react_not_supported_and_asks_once(da
     assert report["figures"]["gsm8k-test"]["alone"]["correct"] == 2
 
 
-def test_tool_calls_written_as_text_are_reported_and_not_asked_again(data, tmp_path, capsys):
+def test_a_call_written_as_text_is_run_and_what_the_model_imagined_after_it_is_dropped(
+    data, tmp_path, capsys
+):
+    # What Qwen2.5-Coder-1.5B wrote on llama-server --jinja: the call as a JSON block, then
+    # an answer it made up before any result came back.
     def writes_calls(body):
-        if "tools" in body:
-            return '<tool_call>\n{"name": "calculator", "arguments": {"expression": "1"}}'
-        return the_model(body)
+        if "tools" not in body:
+            return the_model(body)
+        last = body["messages"][-1]["content"]
+        if "returned:" in last:
+            return f"ANSWER: {last.split('returned:')[1].strip()}"
+        return (
+            "Let me compute.\n```json\n"
+            '{"name": "calculator", "arguments": {"expression": "2 * 3"}}\n```\n'
+            "ANSWER: 99"
+        )
 
     with ScriptedChat(writes_calls) as server:
         report = _bench(server, data, tmp_path, "--methods", "react")
     react = report["figures"]["gsm8k-test"]["react"]
-    assert (
-        "none of its 1 replies had tool_calls (1 wrote a tool call as text)" in react["unsupported"]
-    )
-    assert len(server.bodies) == 1
-    out = capsys.readouterr()
-    assert "| react  | 1     | not supported by this server" in out.out
-    assert "skipped (not supported by this server)" in out.err
+    assert react["unsupported"] is None
+    assert (react["tool_calls"], react["calls_as_text"], react["model_calls"]) == (3, 3, 6)
+    followup = next(b for b in server.bodies if "returned:" in b["messages"][-1]["content"])
+    assert followup["messages"][-1] == {"role": "user", "content": "calculator returned: 6"}
+    said = followup["messages"][-2]["content"]
+    assert said.endswith("```") and "ANSWER: 99" not in said
+    by = {a["question"]: a for a in report["answers"]}
+    assert by["gsm8k-test-0"]["got"] == 6  # the calculator's value, not the imagined 99
+    assert "3 of them written as text" in capsys.readouterr().out
+
+
+def test_call_in_text_reads_both_spellings_and_ignores_other_json():
+    call = {"name": "calculator", "arguments": json.dumps({"expression": "1+1"})}
+    tagged = f"x <tool_call>\n{json.dumps(call)}\n</tool_call> y"
+    said, name, arguments = call_in_text(tagged)
+    assert (name, json.loads(arguments)) == ("calculator", {"expression": "1+1"})
+    assert said.endswith("</tool_call>")
+    assert call_in_text('the data is {"a": 1} and {"name": "x"}') is None
+    assert call_in_text("no braces { here") is None
 
 
 def test_a_failed_request_counts_as_wrong_and_the_table_says_how_many_failed(
