@@ -203,11 +203,7 @@ class _Reader:
             target, value, unit = node.targets[0], node.value, None
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             target, value = node.target, node.value
-            if not (
-                isinstance(node.annotation, ast.Constant) and isinstance(node.annotation.value, str)
-            ):
-                raise LinesError(f'{where}: write the unit as a string: name: "GB" = ...')
-            unit = node.annotation.value
+            unit = _annotated_unit(node.annotation, where)
         else:
             raise LinesError(
                 f'{where}: a plan line is name = expression, assert or answer = f"..."'
@@ -372,6 +368,30 @@ class _Reader:
         else:
             raise LinesError(f'{where}: the answer is a string, e.g. answer = f"{{total}} GB"')
         return _ANSWER_FIELD.sub(lambda m: self._reference(m.group(1), where), template)
+
+
+def _annotated_unit(annotation: ast.expr, where: str) -> str | None:
+    """The unit of ``name: "GB" = ...``; None for a number written there (``legs: "2"``).
+
+    A small model copies the annotation as a slot for a step's value; a number is no unit,
+    so it is read as no unit at all rather than refused.
+    """
+    if not isinstance(annotation, ast.Constant) or isinstance(annotation.value, bool):
+        raise LinesError(f'{where}: write the unit as a string: name: "GB" = ...')
+    text = annotation.value
+    if isinstance(text, int | float) or (isinstance(text, str) and _is_number(text)):
+        return None
+    if not isinstance(text, str):
+        raise LinesError(f'{where}: write the unit as a string: name: "GB" = ...')
+    return text
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return not text.strip()
+    return True
 
 
 def _is_unused(node: ast.expr) -> bool:
