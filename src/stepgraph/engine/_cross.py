@@ -42,7 +42,7 @@ from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner
-from stepgraph.planner._worked import final_number, stated_numbers
+from stepgraph.planner._worked import computed, final_number, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
@@ -156,8 +156,11 @@ def cross_check(
     first = _final_value(plan, execution)
     if first is None:
         return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
-    if getattr(planner, "cross_route", "plan") == "worked":
-        return worked_check(task, first, task.answer or plan.answer, execution, planner, journal)
+    route = getattr(planner, "cross_route", "plan")
+    if route in ("worked", "worked-code"):
+        template = task.answer or plan.answer
+        code = route == "worked-code"
+        return worked_check(task, first, template, execution, planner, journal, code=code)
     # A check must not change the world, and nobody approved the other plans: they may
     # call only tools without side effects (the static checks refuse any other).
     task = replace(task, tools=ToolRegistry(item for item in task.tools if not item.side_effects))
@@ -186,23 +189,32 @@ def worked_check(
     execution: Execution,
     planner: Planner,
     journal: JournalWriter,
+    *,
+    code: bool = False,
 ) -> CrossOutcome:
-    """The model's worked answer in words against the plan's final value and quoted numbers."""
+    """The model's worked answer in words against the plan's final value and quoted numbers.
+
+    With `code`, a worked answer that writes a program the engine can read (`computed`) is
+    held by the program's value, worked out here, not by the output the model wrote for it.
+    """
     try:
         text = planner.worked(task, journal)
     except LLMError as e:
         return CrossOutcome(_verdict(False, f"no worked answer to compare with ({e})"))
-    said = final_number(text)
+    program = computed(text) if code else None
+    said = program.final if program else final_number(text)
     if said is None:
         return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
     shown = format_value(first)
     agree = _agree_magnitude(first, said)
     verb = "agrees" if agree else "disagrees"
+    how = "its code worked out by the engine" if program else "in words"
     description = (
-        f"the model's own worked answer, in words, {verb}: {format_value(said)} against {shown}"
+        f"the model's own worked answer, {how}, {verb}: {format_value(said)} against {shown}"
     )
     holder = "numbers of the worked answer"
-    missing = _unreproduced(template, execution, stated_numbers(text), holder) if agree else []
+    known = [*stated_numbers(text), *(program.values if program else [])]
+    missing = _unreproduced(template, execution, known, holder) if agree else []
     if missing:
         agree, description = False, f"{description}, but {'; '.join(missing)}"
     return CrossOutcome(_verdict(agree, description, first=shown, second=format_value(said)))

@@ -46,7 +46,7 @@ from stepgraph.journal import (
     RunResume,
 )
 from stepgraph.model import ApprovalPolicy, Budget, RunResult, RunStatus, WorkedExample
-from stepgraph.planner import LLMReply, Message, Planner
+from stepgraph.planner import CrossRoute, LLMReply, Message, Planner
 from stepgraph.task import PreparedTask, plugins_outside
 from stepgraph.tools import Tool, as_spec, recorded_tools
 from stepgraph.values import decode_value
@@ -400,6 +400,11 @@ def _plan_retries_seen(recording: Recording) -> int | None:
     return max(attempts, default=1) - 1
 
 
+def _recorded_route(route: str | None) -> CrossRoute:
+    """The cross-check's route the run had; older records and unknown names: another plan."""
+    return route if route in ("worked", "worked-code") else "plan"  # type: ignore[return-value]
+
+
 def _recorded_servers(mcp_tools: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The MCP servers a run used, each once, as its journal recorded them."""
     unique = {json.dumps(d["server"], sort_keys=True): d["server"] for d in mcp_tools.values()}
@@ -467,7 +472,7 @@ def _run_again(
             syntax="lines" if recording.start.config.plan_syntax == "lines" else "json",
             read_goal=bool(recording.start.config.read_goal),
             reason_first=bool(recording.start.config.reason_first),
-            cross_route="worked" if recording.start.config.cross_route == "worked" else "plan",
+            cross_route=_recorded_route(recording.start.config.cross_route),
             numbered_names=bool(recording.start.config.numbered_names),
         )
         if texts

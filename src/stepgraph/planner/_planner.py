@@ -41,7 +41,7 @@ from stepgraph.verifiers import grounding_problems, task_input_problems
 PlanSyntax = Literal["json", "lines"]
 # How the cross-check reaches the answer a second time: another plan, or the model's own
 # worked answer in words (`_worked`).
-CrossRoute = Literal["plan", "worked"]
+CrossRoute = Literal["plan", "worked", "worked-code"]
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
@@ -72,7 +72,9 @@ class PlannerSettings(BaseSettings):
     cross_route: CrossRoute = Field(
         "plan",
         description="The cross-check's second route: another plan, or the model's worked "
-        "answer in words (its final number and the numbers on the way must agree).",
+        "answer in words (its final number and the numbers on the way must agree); "
+        "worked-code: the same, with the answer's Python, where it writes some, worked out "
+        "by the engine instead of the output the model imagines for it.",
     )
 
 

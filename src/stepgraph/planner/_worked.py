@@ -6,11 +6,22 @@ made is not shown and cannot be copied. Its arithmetic is not trusted; only its 
 number and the numbers along the way are compared with what the plan's code computed.
 A small model that reads a goal right but slips in its sums is then confirmed by the
 plan, and a plan that answers another question is caught when the words disagree.
+
+A code model often answers in Python and then writes the output it imagines (Qwen2.5-Coder
+1.5B: the right program for GSM8K train 6942, "```output 202```" under it, where the
+program gives 322). `computed` reads such a program's straight-line arithmetic with `ast`
+and works it out with the expression language of `calculate`: never executed as Python,
+and anything but assignments of arithmetic to names and a ``print`` is not read at all.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from dataclasses import dataclass
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.tools.expression import Expression, evaluate
 
 # The final answer of a model's free text: `ANSWER: <number>`, else `\boxed{...}`, else the
 # last number; signed, since GSM8K has negative answers.
@@ -40,4 +51,152 @@ def stated_numbers(text: str) -> list[float]:
     return [float(n.replace(",", "")) for n in _SIGNED.findall(text)]
 
 
-__all__ = ["final_number", "stated_numbers"]
+_PYTHON_BLOCK = re.compile(r"```(?:python|py)[^\n]*\n(?P<code>.*?)```", re.DOTALL | re.IGNORECASE)
+# The functions of the expression language a program may call, by its Python spelling.
+_FUNCTIONS = {"round", "abs", "min", "max", "ceil", "floor", "sqrt", "int", "float"}
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A worked answer's program worked out: the value it prints and every value on the way."""
+
+    final: float
+    values: list[float]
+
+
+def computed(text: str) -> Computed | None:
+    """The last Python block of a worked answer, worked out; None where it cannot be read.
+
+    Each statement must be ``name = arithmetic`` over numbers and earlier names, a
+    ``print`` of one of them (the final value: the last printed, else the last assigned),
+    an import of ``math``, or a comment. Anything else (loops, conditions, strings, a
+    function of its own) leaves the answer to its words.
+    """
+    blocks = list(_PYTHON_BLOCK.finditer(text))
+    if not blocks:
+        return None
+    try:
+        tree = ast.parse(blocks[-1].group("code"))
+    except SyntaxError:
+        return None
+    scope: dict[str, float] = {}
+    printed: float | None = None
+    last: float | None = None
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom) and _imports_math(node):
+            continue
+        if isinstance(node, ast.Expr) and _is_print(node.value):
+            assert isinstance(node.value, ast.Call)
+            shown = _printed(node.value)
+            printed = None if shown is None else _value(shown, scope)
+            if printed is None:
+                return None
+            continue
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            return None
+        value = _value(node.value, scope)
+        if value is None:
+            return None
+        scope[node.targets[0].id] = last = value
+    final = printed if printed is not None else last
+    return None if final is None else Computed(final, [*scope.values(), final])
+
+
+def _imports_math(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "math"
+    return all(alias.name == "math" for alias in node.names)
+
+
+def _is_print(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+        and not node.keywords
+    )
+
+
+def _printed(call: ast.Call) -> ast.expr | None:
+    """The one value a print shows; None for none or several.
+
+    ``print(total)``, ``print("Total:", total)`` and ``print(f"Total: {total}")`` show one.
+    """
+    shown: list[ast.expr] = []
+    for arg in call.args:
+        if isinstance(arg, ast.JoinedStr):
+            shown += [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
+        elif not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+            shown.append(arg)
+    return shown[0] if len(shown) == 1 else None
+
+
+def _value(node: ast.expr, scope: dict[str, float]) -> float | None:
+    """One expression of the program, in the expression language; None if it is not one."""
+    bindings: dict[str, float] = {}
+    for part in ast.walk(node):
+        if isinstance(part, ast.Constant) and not isinstance(part.value, int | float):
+            return None
+        if isinstance(part, ast.Constant) and isinstance(part.value, bool):
+            return None
+        if isinstance(part, ast.Attribute) and not (
+            isinstance(part.value, ast.Name) and part.value.id == "math"
+        ):
+            return None
+        if isinstance(part, ast.Subscript | ast.JoinedStr | ast.Lambda | ast.Starred):
+            return None
+    text = _spelled(node, scope, bindings)
+    if text is None:
+        return None
+    try:
+        value = evaluate(Expression(text, bindings))
+    except (StepgraphError, ArithmeticError, ValueError, TypeError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _spelled(node: ast.expr, scope: dict[str, float], bindings: dict[str, float]) -> str | None:
+    """The expression as `calculate` reads it: names bound as references, math.f as f."""
+
+    class Spell(ast.NodeTransformer):
+        failed = False
+
+        def visit_Call(self, call: ast.Call) -> ast.AST:
+            name = call.func.attr if isinstance(call.func, ast.Attribute) else None
+            name = call.func.id if isinstance(call.func, ast.Name) else name
+            if name not in _FUNCTIONS or call.keywords:
+                self.failed = True
+                return call
+            call.args = [self.visit(arg) for arg in call.args]
+            if name in ("int", "float"):  # int() of a count or a share: floor (no negatives)
+                return call.args[0] if name == "float" and len(call.args) == 1 else _floor(call)
+            call.func = ast.Name(id=name, ctx=ast.Load())
+            return call
+
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            if name.id not in scope:
+                self.failed = True
+                return name
+            bindings[f"${{{name.id}}}"] = scope[name.id]
+            return ast.Name(id=f"__ref_{name.id}", ctx=ast.Load())
+
+    spell = Spell()
+    tree = spell.visit(ast.parse(ast.unparse(node), mode="eval"))
+    if spell.failed:
+        return None
+    text = ast.unparse(tree)
+    return re.sub(r"__ref_(\w+)", lambda m: f"${{{m.group(1)}}}", text)
+
+
+def _floor(call: ast.Call) -> ast.AST:
+    call.func = ast.Name(id="floor", ctx=ast.Load())
+    return call
+
+
+__all__ = ["Computed", "computed", "final_number", "stated_numbers"]

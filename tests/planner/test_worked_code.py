@@ -1,0 +1,56 @@
+"""A worked answer's Python read with `ast` and worked out by the expression language."""
+
+import pytest
+
+from stepgraph.planner._worked import computed
+
+
+def _block(code: str) -> str:
+    return f"Here is the code.\n```python\n{code}\n```\n```output\n0\n```\nANSWER: 0"
+
+
+@pytest.mark.parametrize(
+    ("code", "final"),
+    [
+        ("x = 7\ny = x * 3\nprint(y)", 21),
+        ("x = 7\ny = x * 3", 21),  # no print: the last value assigned
+        ("import math\nx = 7\nprint(math.ceil(x / 2))", 4),
+        ("x = 7\nprint('Total:', x // 2)", 3),
+        ('x = 7\nprint(f"Total: {x % 4} left")', 3),
+        ("x = 7.5\nprint(int(x) + round(x))", 15),
+        ("x = 2 ** 3\nprint(max(x, 10) - min(x, 1))", 9),
+    ],
+)
+def test_straight_line_arithmetic_is_worked_out(code, final):
+    result = computed(_block(code))
+    assert result is not None and result.final == final
+
+
+def test_the_last_block_counts_and_every_value_on_the_way_is_kept():
+    text = _block("a = 1\nprint(a)") + "\nAgain:\n" + _block("b = 2\nc = b * 5\nprint(c + 1)")
+    result = computed(text)
+    assert result is not None and (result.final, result.values) == (11, [2, 10, 11])
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 7\nfor i in range(3):\n    x = x + 1\nprint(x)",  # a loop
+        "x = 7\nif x > 3:\n    x = 1\nprint(x)",  # a condition
+        "def f():\n    return 2\nprint(f())",  # a function of its own
+        "x = y + 1\nprint(x)",  # a name never assigned
+        "x = 'ab' * 3\nprint(x)",  # text
+        "x = [1, 2]\nprint(x[0])",  # a list
+        "print(__import__('os').getcwd())",  # never run: refused as a call it does not know
+        "x = 7\nx.real",  # an attribute
+        "x = 7\nprint(x, x + 1)",  # two values shown
+        "x = 9 ** 9 ** 9\nprint(x)",  # beyond the expression language's limits
+        "x = = 2",  # not Python
+    ],
+)
+def test_anything_but_arithmetic_leaves_the_answer_to_its_words(code):
+    assert computed(_block(code)) is None
+
+
+def test_an_answer_without_code_has_nothing_to_work_out():
+    assert computed("3 * 7 = 21\nANSWER: 21") is None
