@@ -294,12 +294,11 @@ def _variants(specs: Sequence[str]) -> dict[str, dict[str, str]]:
 def _methods(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in METHODS]
-    if unknown or not names:
+    if unknown:
         raise SystemExit(
-            f"--methods: unknown {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(METHODS)}"
+            f"--methods: unknown {', '.join(unknown)}; choose from {', '.join(METHODS)}"
         )
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(names))  # empty: only the --variant methods
 
 
 def parser() -> argparse.ArgumentParser:
@@ -332,7 +331,7 @@ def parser() -> argparse.ArgumentParser:
         "--methods",
         type=_methods,
         default=list(DEFAULT_METHODS),
-        help="comma-separated, in the order asked",
+        help="comma-separated, in the order asked ('' with --variant: only the variants)",
     )
     p.add_argument(
         "--order",
@@ -447,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
             cross_check=args.cross_check,
             name=name,
         )
+    if not args.methods and not variants:
+        raise SystemExit(f"--methods: none given; choose from {', '.join(METHODS)}")
     methods = {name: _judged(available[name]) for name in [*args.methods, *variants]}
     header = {
         "machine": machine(),

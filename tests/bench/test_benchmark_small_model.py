@@ -445,6 +445,15 @@ def test_a_variant_is_a_stepgraph_method_with_its_own_settings_beside_the_plain_
     assert len(reasoned) == 3
 
 
+def test_variants_alone_run_when_no_method_is_named(data, tmp_path):
+    with ScriptedChat(the_model) as server:
+        report = _bench(server, data, tmp_path, "--methods", "", "--variant", "v:STEPGRAPH_X=1")
+        with pytest.raises(SystemExit, match="--methods: none given"):
+            small_model.main(["--base-url", server.url, "--data", str(data), "--methods", ""])
+    assert list(report["figures"]["gsm8k-test"]) == ["v"]
+    assert {kind for kind, _, _ in server.served} == {"stepgraph"}
+
+
 def test_react_can_ask_another_endpoint_of_the_same_model(data, tmp_path):
     """--react-base-url: a server with a function-calling chat format answers the loop only."""
     with ScriptedChat(the_model) as plain, ScriptedChat(the_model) as tools:
