@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_args
 
 import networkx as nx
 
@@ -402,7 +402,7 @@ def _plan_retries_seen(recording: Recording) -> int | None:
 
 def _recorded_route(route: str | None) -> CrossRoute:
     """The cross-check's route the run had; older records and unknown names: another plan."""
-    return route if route in ("worked", "worked-code") else "plan"  # type: ignore[return-value]
+    return cast(CrossRoute, route) if route in get_args(CrossRoute) else "plan"
 
 
 def _recorded_servers(mcp_tools: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -376,14 +376,10 @@ def _annotated_unit(annotation: ast.expr, where: str) -> str | None:
     A small model copies the annotation as a slot for a step's value; a number is no unit,
     so it is read as no unit at all rather than refused.
     """
-    if not isinstance(annotation, ast.Constant) or isinstance(annotation.value, bool):
+    text = annotation.value if isinstance(annotation, ast.Constant) else None
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise LinesError(f'{where}: write the unit as a string: name: "GB" = ...')
-    text = annotation.value
-    if isinstance(text, int | float) or (isinstance(text, str) and _is_number(text)):
-        return None
-    if not isinstance(text, str):
-        raise LinesError(f'{where}: write the unit as a string: name: "GB" = ...')
-    return text
+    return None if not isinstance(text, str) or _is_number(text) else text
 
 
 def _is_number(text: str) -> bool:
