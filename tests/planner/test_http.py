@@ -7,6 +7,7 @@ import pytest
 from werkzeug import Request, Response
 
 from stepgraph import Engine, LLMError, LLMSettings, OpenAIClient, Planner, RunStatus, Task
+from stepgraph.exceptions import PlanningError
 from stepgraph.journal import JournalWriter, read_journal
 from tests.planner.conftest import INPUTS, migration_plan, prepared
 
@@ -235,6 +236,31 @@ def test_retries_sample_differently_and_a_repeated_refused_answer_is_named(https
     assert "unknown tool 'convert_units'" in second_feedback
     assert second_feedback.count("unknown tool 'convert_units'") == 1  # each problem once
     assert '"tool": "convert_units"' in second_feedback  # the step as the model wrote it
+
+
+def test_fresh_retries_ask_the_opening_request_again_sampled_wider(httpserver):
+    """`retry_with="fresh"`: no refused answer and no feedback to copy; only the sampling moves."""
+    invalid = migration_plan(rounding="ceil").replace('"unit_convert"', '"convert_units"', 1)
+    other = invalid.replace('"convert_units"', '"change_units"', 1)
+    server = ChatServer(httpserver, [(200, invalid), (200, other), (200, migration_plan())])
+    planner = Planner(client(server.url), plan_retries=2, retry_with="fresh")
+    plan = planner.plan(prepared("nights", INPUTS))
+    assert len(plan.steps) == 4
+    sent = [r["body"] for r in server.requests]
+    assert [b["messages"] for b in sent[1:]] == [sent[0]["messages"]] * 2
+    temperatures = [b.get("temperature") for b in sent]
+    assert temperatures[0] == 0 and 0 < temperatures[1] < temperatures[2]
+    assert len({b.get("seed") for b in sent[1:]}) == 2
+
+
+def test_fresh_retries_that_all_fail_still_name_the_last_problems(httpserver):
+    invalid = migration_plan(rounding="ceil").replace('"unit_convert"', '"convert_units"', 1)
+    server = ChatServer(httpserver, [(200, invalid)] * 2)
+    planner = Planner(client(server.url), plan_retries=1, retry_with="fresh")
+    with pytest.raises(PlanningError, match="no valid plan in 2 attempts") as raised:
+        planner.plan(prepared("nights", INPUTS))
+    shown = "\n".join(str(p) for p in raised.value.problems)
+    assert "identical to one already refused" in shown and "convert_units" in shown
 
 
 def test_the_response_format_can_be_chosen(httpserver):

@@ -146,6 +146,7 @@ class ModelOptions:
             "reason_first": shape.reason_first,
             "cross_route": shape.cross_route,
             "numbered_names": shape.numbered_names,
+            "retry_with": shape.retry_with,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

@@ -474,6 +474,7 @@ def _run_again(
             reason_first=bool(recording.start.config.reason_first),
             cross_route=_recorded_route(recording.start.config.cross_route),
             numbered_names=bool(recording.start.config.numbered_names),
+            retry_with="fresh" if recording.start.config.retry_with == "fresh" else "feedback",
         )
         if texts
         else None,

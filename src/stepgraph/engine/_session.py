@@ -201,6 +201,7 @@ class RunSession:
                     cross_check=self.config.cross_check,
                     cross_route=getattr(planner, "cross_route", None),
                     numbered_names=getattr(planner, "numbered_names", None),
+                    retry_with=getattr(planner, "retry_with", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

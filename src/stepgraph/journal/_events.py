@@ -51,6 +51,9 @@ class RecordedConfig(BaseModel):
     cross_route: str | None = Field(
         None, description="The cross-check's second route: 'plan', or 'worked' (in words)."
     )
+    retry_with: str | None = Field(
+        None, description="A refused plan's next attempt: 'feedback' or 'fresh'."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

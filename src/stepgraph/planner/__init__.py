@@ -19,6 +19,7 @@ from stepgraph.planner._planner import (
     Planner,
     PlannerSettings,
     PlanSyntax,
+    RetryWith,
 )
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
 from stepgraph.planner._read_goal import goal_shape, read_inputs
@@ -40,6 +41,7 @@ __all__ = [
     "Planner",
     "PlannerSettings",
     "ResponseMode",
+    "RetryWith",
     "StreamingClient",
     "extract_json",
     "goal_shape",

