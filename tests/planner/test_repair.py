@@ -148,3 +148,32 @@ def test_the_scripted_model_records_what_it_was_asked_and_refuses_to_improvise()
     assert model.requests == [[{"role": "user", "content": "hi"}]]
     with pytest.raises(Exception, match="only 1 responses and was asked for response 2"):
         model.complete([{"role": "user", "content": "again"}])
+
+
+def test_a_fresh_repair_asks_from_the_goal_alone_and_its_plan_still_must_verify(tmp_path):
+    """`retry_with="fresh"`: the failed plan and its failure are not shown, so not copied."""
+    answer = "${nights} nights"
+    floor, ceil = migration_plan("floor", answer=answer), migration_plan("ceil", answer=answer)
+    model = ScriptedLLM([floor, ceil])
+    engine = Engine(planner=Planner(model, retry_with="fresh"))
+    result = engine.run(GOAL, journal=tmp_path / "j.jsonl")
+    assert result.status is RunStatus.VERIFIED
+    assert result.answer == "3 nights"
+    first, repair = model.requests
+    assert repair[0] == first[0]  # the same system prompt: a server's cache keeps it
+    asked = repair[-1]["content"]
+    assert asked.startswith(first[-1]["content"])
+    assert "floor(" not in asked and "verification failed" not in asked
+    assert "did not pass its checks" in asked
+
+
+def test_fresh_repairs_that_fail_too_end_unverified_with_the_last_failure(tmp_path):
+    floor = migration_plan("floor", answer="${nights} nights")
+    model = ScriptedLLM([floor, floor, floor])
+    engine = Engine(planner=Planner(model, retry_with="fresh"), repair_rounds=2)
+    result = engine.run(GOAL, journal=tmp_path / "j.jsonl")
+    assert result.status is not RunStatus.VERIFIED
+    assert len(model.requests) == 3
+    failed = [v.description for v in result.verdicts if not v.passed]
+    assert any(d.startswith("${nights} * ${per_night} >= ${total}") for d in failed), failed
+    assert result.answer.startswith("no answer: verification failed")

@@ -278,7 +278,19 @@ class Planner:
         failures: Sequence[str],
         journal: JournalWriter | None = None,
     ) -> CheckedPlan:
-        """`repair`, with the repaired plan's graph."""
+        """`repair`, with the repaired plan's graph.
+
+        With `retry_with="fresh"` the plan that failed is not shown: a new one is asked for
+        from the goal alone, sampled more widely (a small model shown its plan and the
+        failure sends the same plan back: 0 of 12 GSM8K repairs verified).
+        """
+        if self.retry_with == "fresh":
+            request = f"{self._goal(task)}\n\n{render('fresh.md')}"
+            messages = [
+                {"role": "system", "content": self._system(task)},
+                {"role": "user", "content": request},
+            ]
+            return self._converse(messages, "repair", task, journal, wider=1)
         return self._rework(
             "repair.md",
             task,
