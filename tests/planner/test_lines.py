@@ -89,6 +89,19 @@ def test_a_name_assigned_again_is_a_new_step_as_in_python():
     assert data["answer"] == "${x_2}"
 
 
+def test_an_augmented_assignment_is_a_new_step_of_the_name_and_the_value():
+    # GSM8K train 1570: `chocolate_bought += chocolate` was refused as no plan line.
+    data = read_lines("x = a + 1\nx += a\nx *= 2\nanswer = f'{x}'", ["a"], ["calculate"])
+    assert [s["args"]["expression"] for s in data["steps"]] == [
+        "${inputs.a} + 1",
+        "${x} + ${inputs.a}",
+        "${x_2} * 2",
+    ]
+    assert data["answer"] == "${x_3}"
+    with pytest.raises(LinesError, match="'y' is neither an input nor an earlier step"):
+        read_lines("y += a", ["a"], ["calculate"])
+
+
 @pytest.mark.parametrize("annotation", ['"2"', "4", '"1,000"', '""'])
 def test_a_number_written_where_the_unit_goes_is_no_unit(annotation):
     # Qwen2.5-Coder-1.5B on GSM8K train 6942, three times: kangaroos_legs: "2" = ...

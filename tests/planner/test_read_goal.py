@@ -222,3 +222,40 @@ def test_everyday_units_are_read_as_people_mean_them():
 def test_an_ordinal_names_what_it_counts_not_its_ending():
     names = read_inputs("Bill starts on the 3rd floor.", numbered=True)
     assert list(names) == ["floor_3"]
+
+
+def test_a_half_or_quarter_that_names_a_period_is_no_number():
+    # GSM8K train 1068: "quarter" read as 0.25 twice, and every plan refused for not using it.
+    matt = (
+        "In the first quarter, he made 2-point shots four times and 3-point shots twice. "
+        "How many points did he score for that quarter?"
+    )
+    assert sorted(_values(matt).values()) == ["2", "2", "3", "4"]
+    assert _values("Each half lasts 45 minutes.") == {"45 minutes": "45 min"}
+    assert "0.5" in _values("She ate half of the 8 cakes.").values()
+    assert "0.25" in _values("A quarter of the 20 pupils walk.").values()
+
+
+def test_with_numbered_names_half_an_hour_is_a_duration_and_grounds():
+    """GSM8K train 1233: "half an hour" read as 0.5 per hour; every sum of miles refused."""
+    goal = (
+        "Kevin ran at 10 miles per hour for half an hour, then at 8 miles per hour for "
+        "15 minutes. How many miles has Kevin run?"
+    )
+    numbered = read_inputs(goal, numbered=True)
+    assert [str(i.value) for i in numbered.values()] == ["10 mi/h", "0.5 h", "8 mi/h", "15 min"]
+    assert "0.25 mi" in [
+        str(i.value) for i in read_inputs("a quarter of a mile", numbered=True).values()
+    ]
+    assert str(read_inputs("$10 an hour for 5 hours", numbered=True)["usd_10"].value) == "10 USD/h"
+    task = Task(goal=goal, grounded=True)
+    plan = StepGraph.model_validate(
+        {
+            "steps": [
+                {"id": f"s{i}", "tool": "calculate", "args": {"expression": f"${{inputs.{n}}}"}}
+                for i, n in enumerate(numbered)
+            ],
+            "inputs": {name: item.model_dump() for name, item in numbered.items()},
+        }
+    )
+    assert grounding_problems(plan, _prepared(task)) == []

@@ -10,7 +10,8 @@ One line per step, Python's own syntax, parsed with `ast` and never executed::
 
 - ``name = expression`` is a `calculate` step; names are the goal's inputs (read by the
   engine, `_read_goal`) or earlier steps, as in Python (a name assigned again is a new
-  step); a unit is a string: ``"6 h"``; ``name: "GB" = ...`` asks for the output in GB;
+  step; ``name += expression`` is one too); a unit is a string: ``"6 h"``;
+  ``name: "GB" = ...`` asks for the output in GB;
 - ``name = tool(arg=..., ...)`` calls any other tool;
 - ``name = 24  # why`` is a constant the goal does not state, and why (the comment);
 - ``assert condition, "why"`` is a check; ``answer = f"..."`` the answer template;
@@ -199,7 +200,12 @@ class _Reader:
         if isinstance(call, ast.Call) and _is_unused(call):
             self.unused.append(self._unused(call, where))
             return
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            # `total += extra`, as a code model writes it: a new step, total + extra
+            earlier = ast.Name(id=node.target.id, ctx=ast.Load())
+            target, unit = node.target, None
+            value = ast.copy_location(ast.BinOp(earlier, node.op, node.value), node)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value, unit = node.targets[0], node.value, None
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             target, value = node.target, node.value

@@ -45,6 +45,14 @@ _WORD_VALUES: dict[str, tuple[float, ...]] = {
     "quarter": (0.25, 4), "twice": (2,), "double": (2,), "triple": (3,), "thrice": (3,),
 }  # fmt: skip
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_VALUES) + r")\b", re.IGNORECASE)
+# "the first quarter", "that half", "per quarter": a part of a game or a year, named, not
+# a share of something (GSM8K train 1068 read "quarter" as 0.25 twice, and every plan was
+# refused for not using it).
+_PERIOD_BEFORE = re.compile(
+    r"\b(?:first|second|third|fourth|last|final|next|previous|that|this|each|every|per)\s+$",
+    re.IGNORECASE,
+)
+_PERIODS = {"half", "quarter"}
 
 
 @dataclass(frozen=True)
@@ -120,11 +128,15 @@ def word_numbers(text: str) -> list[GoalNumber]:
     """The numbers a text writes as words ("three", "a dozen", "half"), each with its forms.
 
     A plan may use them, and an input may quote them; coverage does not require them:
-    in "Three classes have 28, 31 and 26 pupils" the word only counts the list.
+    in "Three classes have 28, 31 and 26 pupils" the word only counts the list. "half" or
+    "quarter" after an ordinal or "that", "each", "per" names a period and is no number.
     """
     found = []
     for match in _NUMBER_WORD.finditer(text):
-        values = _WORD_VALUES[match.group(1).casefold()]
+        word = match.group(1).casefold()
+        if word in _PERIODS and _PERIOD_BEFORE.search(text, 0, match.start()):
+            continue
+        values = _WORD_VALUES[word]
         found.append(GoalNumber(match.group(0), values[0], match.end(), False, None, [*values]))
     return found
 
@@ -144,6 +156,8 @@ class Stated:
 
 _PER = {"per"}
 _PER_OR_NOT = {"a", "an", "each", "every"}
+# "half an hour", "a quarter of a mile": a fraction of one unit, read as an amount of it.
+_ARTICLE = re.compile(r"\s+(?:of\s+)?an?\s", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
 
 
@@ -349,14 +363,22 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             start -= 1
             unit = parse_unit("USD")
         elif worded_units or number not in words:
-            unit = _unit_after(text[number.end :])
+            rest = text[number.end :]
+            if worded_units and number in words and (article := _ARTICLE.match(rest)):
+                rest = rest[article.end() - 1 :]  # "half an hour" is 0.5 h, not 0.5 an hour
+            unit = _unit_after(rest)
             if unit is not None:
-                unit_end = number.end + _unit_word_end(text[number.end :])
+                unit_end = len(text) - len(rest) + _unit_word_end(rest)
         if value != 0:
             found.append(ReadNumber(value, unit, start, number.end, unit_end))
     durations = any(r.unit is not None and r.unit.dimensionality == {_TIME: 1} for r in found)
     if durations:
-        found = [_as_rate(read, text) for read in found]
+        found = [
+            read
+            if read.unit_end > read.end + 1 and _ARTICLE.match(text[read.end :])
+            else _as_rate(read, text)
+            for read in found
+        ]
     return sorted(found, key=lambda read: read.start)
 
 
