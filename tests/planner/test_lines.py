@@ -89,6 +89,16 @@ def test_a_name_assigned_again_is_a_new_step_as_in_python():
     assert data["answer"] == "${x_2}"
 
 
+def test_a_name_spelled_without_its_underscores_is_the_one_name_spelled_so():
+    # GSM8K train 1899: `usd_25` written for the read input `usd_2_5` ($2.50).
+    bound: list[str] = []
+    data = read_lines("x = usd_25 * n3", ["usd_2_5", "n3"], ["calculate"], bound=bound)
+    assert data["steps"][0]["args"]["expression"] == "${inputs.usd_2_5} * ${inputs.n3}"
+    assert bound == ["line 1: 'usd_25' read as usd_2_5, the only name spelled so"]
+    with pytest.raises(LinesError, match="'n25' is neither an input nor an earlier step"):
+        read_lines("x = n25", ["n2_5", "n_25"], ["calculate"])  # two: no guess
+
+
 def test_an_augmented_assignment_is_a_new_step_of_the_name_and_the_value():
     # GSM8K train 1570: `chocolate_bought += chocolate` was refused as no plan line.
     data = read_lines("x = a + 1\nx += a\nx *= 2\nanswer = f'{x}'", ["a"], ["calculate"])

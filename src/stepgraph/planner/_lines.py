@@ -293,6 +293,10 @@ class _Reader:
         return self._expression(node, where)
 
     def _reference(self, name: str, where: str) -> str:
+        if name not in self.scope and (alike := _spelled_alike(name, self.scope)):
+            # `usd_25` for the read input `usd_2_5` ($2.50): one name only, never a guess
+            self.bound.append(f"{where}: '{name}' read as {alike}, the only name spelled so")
+            return self.scope[alike]
         if name not in self.scope:
             known = ", ".join(sorted(self.scope)) or "none"
             raise LinesError(f"{where}: '{name}' is neither an input nor an earlier step ({known})")
@@ -394,6 +398,13 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return not text.strip()
     return True
+
+
+def _spelled_alike(name: str, scope: Collection[str]) -> str | None:
+    """The one name of `scope` that is `name` but for underscores and case, if exactly one."""
+    key = name.replace("_", "").casefold()
+    alike = [known for known in scope if known.replace("_", "").casefold() == key]
+    return alike[0] if len(alike) == 1 else None
 
 
 def _is_unused(node: ast.expr) -> bool:
