@@ -183,3 +183,11 @@ def test_the_table_keeps_what_each_goal_got_at_any_terminal_width(tiny, columns)
     assert "WRONG" in table and "900 items" in table and "56.25 MB/s" in table
     assert ("tokens in/out" in table) == (columns == 200)  # the wide layout when it fits
     assert "exit 3" in table or "│    3 │" in table  # the unplanned goal's exit status
+
+
+def test_a_sum_of_money_is_the_bare_number_a_dataset_expects():
+    """GSM8K train 5235: the plan's 500 USD was judged wrong (and so verified-wrong)."""
+    assert value_matches(parse_expected(500), quantity(500, parse_unit("USD")), 1e-9)
+    assert not value_matches(parse_expected(450), quantity(500, parse_unit("USD")), 1e-9)
+    assert not value_matches(parse_expected(500), quantity(500, parse_unit("USD/h")), 1e-9)
+    assert not value_matches(parse_expected("500 EUR"), quantity(500, parse_unit("USD")), 1e-9)

@@ -111,6 +111,10 @@ def _quantity_matches(expected: Expected, value: Any, tolerance: float) -> bool:
         if expected.kind == "quantity":
             assert expected.unit is not None
             return close(float(value.to(expected.unit).magnitude), expected.magnitude, tolerance)
+        if _money(value) and expected.kind == "count":
+            # "How much money...?" expects a bare number (GSM8K): 500 USD is 500. Its text
+            # could not say so when the question states 500 too (train 5235).
+            return close(float(value.magnitude), expected.magnitude, tolerance)
         if not value.dimensionless:
             return False  # a count or a percentage has no dimension
         if expected.kind == "percent":
@@ -123,6 +127,12 @@ def _quantity_matches(expected: Expected, value: Any, tolerance: float) -> bool:
         return close(float(value.magnitude), expected.magnitude, tolerance)
     except (pint.DimensionalityError, pint.UndefinedUnitError, TypeError, ValueError):
         return False
+
+
+def _money(value: pint.Quantity) -> bool:
+    """A sum in one currency: its only dimension is one of the registry's currencies."""
+    dimensions = dict(value.dimensionality)
+    return len(dimensions) == 1 and next(iter(dimensions)).startswith("[currency_")
 
 
 def numbers_in(text: str) -> list[float]:
