@@ -8,7 +8,8 @@ fail; it is never verified with another answer, and never an internal error. A c
 engine still verifies wrong says why (`known_wrong`) and is a strict xfail: fixed, it fails
 until the mark goes. A case recorded with ``cross_route: worked`` (the cross-check by the
 model's own worked answer) replays with it; ``caught_by_worked_answer`` marks a wrong plan
-that passed every check of its own and that only the words caught.
+that passed every check of its own and that only the words caught; ``retry_with: fresh``
+replays a run whose refused plans were asked for again without feedback.
 """
 
 import json
@@ -46,6 +47,7 @@ def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_pa
         syntax=case.get("syntax", "lines"),
         cross_route=route or "plan",
         numbered_names=bool(case.get("numbered_names")),
+        retry_with=case.get("retry_with", "feedback"),
     )
     suite = _suite(case)
     engine = Engine(planner=planner, cross_check=route is not None)
