@@ -185,6 +185,24 @@ def test_a_run_planned_in_lines_replays_identical_from_its_journal(tmp_path):
     assert report.identical, report.divergences
 
 
+def test_a_run_with_fresh_retries_records_them_and_replays_identical(tmp_path):
+    from stepgraph.engine import replay
+    from stepgraph.journal import read_journal
+
+    journal = tmp_path / "run.jsonl"
+    llm = ScriptedLLM(["nights = ceil(data / speed)", CANONICAL_LINES])
+    planner = Planner(llm, plan_retries=1, syntax="lines", retry_with="fresh")
+    result = Engine(planner=planner).run(Task(name="g", goal=CANONICAL), journal=journal)
+    assert result.status is RunStatus.VERIFIED
+    assert llm.requests[1] == llm.requests[0]  # asked again, nothing refused shown
+    assert read_journal(journal).of_kind("run.start")[0].config.retry_with == "fresh"
+    report = replay(journal, out=tmp_path / "again.jsonl")
+    assert report.identical, report.divergences
+    assert (
+        read_journal(tmp_path / "again.jsonl").of_kind("run.start")[0].config.retry_with == "fresh"
+    )
+
+
 def test_a_refused_plan_is_told_the_names_of_the_read_inputs_it_left_unused(tmp_path):
     # A real model's answer to a GSM8K question left '10' (shown as `rounds`) unused and sent
     # the same answer back when told only "the goal states '10'".
