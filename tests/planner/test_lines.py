@@ -145,6 +145,10 @@ def test_lines_are_never_executed():
     # Read with ast into a plan's data; nothing a line says is called or imported.
     with pytest.raises(LinesError, match="call functions by name only"):
         read_lines("x = __import__('os').system('touch /tmp/pwned')", [], ["calculate"])
+    with pytest.raises(LinesError, match="call functions by name only"):
+        read_lines("x = a\nx += __import__('os').getcwd()", ["a"], ["calculate"])
+    with pytest.raises(LinesError, match="a plan line is name = expression"):
+        read_lines("a.b += 1", ["a"], ["calculate"])
 
 
 def test_a_plan_shown_back_in_lines_reads_into_the_same_plan():
