@@ -1,6 +1,7 @@
 """Plans in lines: Python-like lines a code model writes, read into the same plan (never run)."""
 
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -191,7 +192,6 @@ def test_a_run_planned_in_lines_replays_identical_from_its_journal(tmp_path):
 
 def test_a_run_with_fresh_retries_records_them_and_replays_identical(tmp_path):
     from stepgraph.engine import replay
-    from stepgraph.journal import read_journal
 
     journal = tmp_path / "run.jsonl"
     llm = ScriptedLLM(["nights = ceil(data / speed)", CANONICAL_LINES])
@@ -205,6 +205,31 @@ def test_a_run_with_fresh_retries_records_them_and_replays_identical(tmp_path):
     assert (
         read_journal(tmp_path / "again.jsonl").of_kind("run.start")[0].config.retry_with == "fresh"
     )
+
+
+def test_a_journal_naming_an_unknown_retry_mode_replays_as_feedback_and_says_it_diverges(
+    tmp_path,
+):
+    import json
+
+    from stepgraph.engine import replay
+
+    journal = tmp_path / "run.jsonl"
+    llm = ScriptedLLM(["nights = ceil(data / speed)", CANONICAL_LINES])
+    planner = Planner(llm, plan_retries=1, syntax="lines", retry_with="fresh")
+    Engine(planner=planner).run(Task(name="g", goal=CANONICAL), journal=journal)
+    lines = journal.read_text().splitlines()
+    start = json.loads(lines[0])
+    start["config"]["retry_with"] = "__import__('os').system('touch pwned')"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    report = replay(edited, out=tmp_path / "again.jsonl")
+    # Read as feedback retries, the second request is not the recorded one: said, not hidden.
+    assert not report.identical
+    assert [d.event for d in report.divergences] == ["llm.request"]
+    again = read_journal(tmp_path / "again.jsonl").of_kind("run.start")[0]
+    assert again.config.retry_with == "feedback"
+    assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
 
 def test_a_refused_plan_is_told_the_names_of_the_read_inputs_it_left_unused(tmp_path):

@@ -23,6 +23,20 @@ def _prepared(task: Task) -> PreparedTask:
     return PreparedTask(task, default_registry(), resolve_inputs(task))
 
 
+def _grounding_of_every_input(goal: str, read: dict) -> list:
+    """The grounding problems of a plan that uses each read input in a step of its own."""
+    plan = StepGraph.model_validate(
+        {
+            "steps": [
+                {"id": f"s{i}", "tool": "calculate", "args": {"expression": f"${{inputs.{n}}}"}}
+                for i, n in enumerate(read)
+            ],
+            "inputs": {name: item.model_dump() for name, item in read.items()},
+        }
+    )
+    return grounding_problems(plan, _prepared(Task(goal=goal, grounded=True)))
+
+
 def _values(goal: str) -> dict[str, str]:
     return {item.quote: str(item.value) for item in read_inputs(goal).values()}
 
@@ -186,17 +200,7 @@ def test_with_numbered_names_a_number_word_takes_its_unit_as_digits_do():
     assert [str(i.value) for i in read_inputs(goal).values()] == ["15 a", "2"]
     numbered = read_inputs(goal, numbered=True)
     assert [str(i.value) for i in numbered.values()] == ["15 a", "2 a"]
-    task = Task(goal=goal, grounded=True)
-    plan = StepGraph.model_validate(
-        {
-            "steps": [
-                {"id": f"s{i}", "tool": "calculate", "args": {"expression": f"${{inputs.{n}}}"}}
-                for i, n in enumerate(numbered)
-            ],
-            "inputs": {name: item.model_dump() for name, item in numbered.items()},
-        }
-    )
-    assert grounding_problems(plan, _prepared(task)) == []
+    assert _grounding_of_every_input(goal, numbered) == []
 
 
 def test_numbered_names_of_one_sum_stated_twice_are_lettered_not_numbered():
@@ -248,14 +252,4 @@ def test_with_numbered_names_half_an_hour_is_a_duration_and_grounds():
         str(i.value) for i in read_inputs("a quarter of a mile", numbered=True).values()
     ]
     assert str(read_inputs("$10 an hour for 5 hours", numbered=True)["usd_10"].value) == "10 USD/h"
-    task = Task(goal=goal, grounded=True)
-    plan = StepGraph.model_validate(
-        {
-            "steps": [
-                {"id": f"s{i}", "tool": "calculate", "args": {"expression": f"${{inputs.{n}}}"}}
-                for i, n in enumerate(numbered)
-            ],
-            "inputs": {name: item.model_dump() for name, item in numbered.items()},
-        }
-    )
-    assert grounding_problems(plan, _prepared(task)) == []
+    assert _grounding_of_every_input(goal, numbered) == []

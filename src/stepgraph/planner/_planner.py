@@ -252,12 +252,17 @@ class Planner:
         The cross-check compares its answer with the first plan's. The first plan is not
         shown: a model shown a plan copies it, mistakes included.
         """
-        request = f"{self._goal(task)}\n\n{render('cross.md')}"
-        messages = [
+        return self._converse(
+            self._goal_with(task, "cross.md"), "cross", task, journal, wider=2
+        ).plan
+
+    def _goal_with(self, task: PreparedTask, template: str) -> list[Message]:
+        """The plan request with a note after the goal: another plan, none shown."""
+        request = f"{self._goal(task)}\n\n{render(template)}"
+        return [
             {"role": "system", "content": self._system(task)},
             {"role": "user", "content": request},
         ]
-        return self._converse(messages, "cross", task, journal, wider=2).plan
 
     def repair(
         self,
@@ -285,11 +290,7 @@ class Planner:
         failure sends the same plan back: 0 of 12 GSM8K repairs verified).
         """
         if self.retry_with == "fresh":
-            request = f"{self._goal(task)}\n\n{render('fresh.md')}"
-            messages = [
-                {"role": "system", "content": self._system(task)},
-                {"role": "user", "content": request},
-            ]
+            messages = self._goal_with(task, "fresh.md")
             return self._converse(messages, "repair", task, journal, wider=1)
         return self._rework(
             "repair.md",
