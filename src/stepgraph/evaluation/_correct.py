@@ -129,7 +129,7 @@ def _quantity_matches(expected: Expected, value: Any, tolerance: float) -> bool:
         return False
 
 
-def _money(value: pint.Quantity) -> bool:
+def _money(value: Any) -> bool:
     """A sum in one currency: its only dimension is one of the registry's currencies."""
     dimensions = dict(value.dimensionality)
     return len(dimensions) == 1 and next(iter(dimensions)).startswith("[currency_")

@@ -200,6 +200,8 @@ class _Reader:
         if isinstance(call, ast.Call) and _is_unused(call):
             self.unused.append(self._unused(call, where))
             return
+        target: ast.expr
+        value: ast.expr
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             # `total += extra`, as a code model writes it: a new step, total + extra
             earlier = ast.Name(id=node.target.id, ctx=ast.Load())
