@@ -12,7 +12,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +37,8 @@ class Served:
     sent: int = 0
     total: int = 0
     stopped: bool = False  # the client closed the stream before the answer ended
+    started_at: float = 0.0  # time.monotonic() when the request came in
+    chosen: bool = False  # answered by `answer_for`, not from the answers in order
     finished_at: float = 0.0  # time.monotonic() when the last byte went out
 
 
@@ -48,6 +50,9 @@ class ChatStreamServer:
     tokens_per_second: float = 20.0
     streaming: bool = True
     fail_after: int | None = None  # send an error event after this many tokens
+    # Answers chosen by the request instead of by order, where it returns one: requests
+    # sent side by side arrive in either order (the answers in order serve the rest).
+    answer_for: Callable[[dict[str, Any]], str | None] | None = None
     served: list[Served] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -73,11 +78,13 @@ class ChatStreamServer:
 
     def next_answer(self, body: dict[str, Any]) -> tuple[str, Served]:
         """The answer for this request, and the record of serving it."""
+        chosen = self.answer_for(body) if self.answer_for is not None else None
         with self._lock:
-            index = min(len(self.served), len(self.answers) - 1)
-            record = Served(body)
+            in_order = sum(1 for served in self.served if not served.chosen)
+            index = min(in_order, len(self.answers) - 1)
+            record = Served(body, started_at=time.monotonic(), chosen=chosen is not None)
             self.served.append(record)
-        return self.answers[index], record
+        return (self.answers[index] if chosen is None else chosen), record
 
     def delay(self) -> float:
         """Seconds between two tokens."""

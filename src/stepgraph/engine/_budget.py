@@ -28,6 +28,7 @@ from stepgraph.journal import (
     JournalEvent,
     LLMRequest,
     LLMResponse,
+    LLMUnused,
     ObservationEvent,
     RunResume,
     RunStart,
@@ -140,11 +141,11 @@ class BudgetKeeper:
     def count(self, event: JournalEvent) -> None:
         """Add what the event says was used (a request, an action, a reply's tokens)."""
         used = self.used
-        if isinstance(event, LLMRequest):
+        if isinstance(event, LLMRequest | LLMUnused):  # asked ahead and never used counts too
             used.model_calls += 1
         elif isinstance(event, Action):
             used.tool_calls += 1
-        elif isinstance(event, LLMResponse):
+        if isinstance(event, LLMResponse | LLMUnused):
             prompt = _tokens(event.usage, _PROMPT_KEYS)
             completion = _tokens(event.usage, _COMPLETION_KEYS)
             used.prompt_tokens += prompt

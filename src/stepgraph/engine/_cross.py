@@ -41,7 +41,7 @@ from stepgraph.exceptions import LLMError, PlanningError, PlanValidationError
 from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind
-from stepgraph.planner import Planner
+from stepgraph.planner import Planner, WorkedAhead
 from stepgraph.planner._worked import computed, final_number, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
@@ -53,6 +53,7 @@ from stepgraph.verifiers import verify
 PREFIX = "x_"
 AGREEMENT = 1e-3  # relative: two routes may round differently on the way
 TRIES = 3  # other plans asked for at most, each a model call
+WORKED_ROUTES = ("worked", "worked-code")  # the routes whose witness is the worked answer
 
 
 @dataclass(frozen=True)
@@ -151,16 +152,22 @@ def cross_check(
     max_workers: int,
     backend: Any,
     tries: int = TRIES,
+    ahead: WorkedAhead | None = None,
 ) -> CrossOutcome:
-    """Another, independent plan; its final value, and the answer's numbers, must agree."""
+    """Another, independent plan; its final value, and the answer's numbers, must agree.
+
+    `ahead`: the worked answer already asked for (worked routes), taken instead of asking.
+    """
     first = _final_value(plan, execution)
     if first is None:
         return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
     route = getattr(planner, "cross_route", "plan")
-    if route in ("worked", "worked-code"):
+    if route in WORKED_ROUTES:
         template = task.answer or plan.answer
         code = route == "worked-code"
-        return worked_check(task, first, template, execution, planner, journal, code=code)
+        return worked_check(
+            task, first, template, execution, planner, journal, code=code, ahead=ahead
+        )
     # A check must not change the world, and nobody approved the other plans: they may
     # call only tools without side effects (the static checks refuse any other).
     task = replace(task, tools=ToolRegistry(item for item in task.tools if not item.side_effects))
@@ -191,6 +198,7 @@ def worked_check(
     journal: JournalWriter,
     *,
     code: bool = False,
+    ahead: WorkedAhead | None = None,
 ) -> CrossOutcome:
     """The model's worked answer in words against the plan's final value and quoted numbers.
 
@@ -198,7 +206,7 @@ def worked_check(
     held by the program's value, worked out here, not by the output the model wrote for it.
     """
     try:
-        text = planner.worked(task, journal)
+        text = planner.worked(task, journal, ahead=ahead)
     except LLMError as e:
         return CrossOutcome(_verdict(False, f"no worked answer to compare with ({e})"))
     program = computed(text) if code else None

@@ -23,7 +23,7 @@ from stepgraph.engine._answer import (
 from stepgraph.engine._approval import RunParked, tool_fingerprints
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cancel import CANCELLED, cancelled_event
-from stepgraph.engine._cross import CrossOutcome, compare_with, cross_check
+from stepgraph.engine._cross import WORKED_ROUTES, CrossOutcome, compare_with, cross_check
 from stepgraph.engine._gate import ApprovalGate
 from stepgraph.engine._ledger import CallLedger
 from stepgraph.engine._options import RunConfig, RunOptions, require_planner
@@ -47,6 +47,7 @@ from stepgraph.journal import (
     AnswerEvent,
     CheckEvent,
     JournalWriter,
+    LLMUnused,
     PlanInvalid,
     PlanProposed,
     PlanRepair,
@@ -56,6 +57,7 @@ from stepgraph.journal import (
     RunStart,
 )
 from stepgraph.model import Budget, RunResult, RunStatus, StepGraph, Verdict
+from stepgraph.planner import WorkedAhead
 from stepgraph.task import PreparedTask
 from stepgraph.tools import mcp_definitions
 from stepgraph.verifiers import answer_checked, goal_coverage, step_states, verify
@@ -95,6 +97,7 @@ class RunSession:
             origin=self.memory.origin,
         )
         self.early: EarlyStart | None = None  # steps of a streamed first plan, started early
+        self.ahead: WorkedAhead | None = None  # the worked answer, asked beside the plan
         # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
         self._task_plan_dump: dict[str, Any] | None = None
 
@@ -219,6 +222,7 @@ class RunSession:
             plan, first_round = prior.plan, prior.round
         else:
             self.calls.settle(self.options.reuse)  # a parked repair keeps what settled
+            self.ahead = self._worked_ahead()
             approved = self.gate.approve(self.options.awaiting or self._first_plan())
             if approved is None:
                 return self._result(self.prepared.plan, Execution(), [], None, RunStatus.NOT_RUN)
@@ -299,6 +303,7 @@ class RunSession:
         if previous is not None and previous.second is not None:
             template = self.prepared.answer or plan.answer
             return compare_with(previous.second, plan, execution, template)
+        ahead, self.ahead = self.ahead, None  # one answer, for the first comparison
         return cross_check(
             self.prepared,
             plan,
@@ -307,6 +312,41 @@ class RunSession:
             self.journal,
             max_workers=self.workers,
             backend=self.config.backend(),
+            ahead=ahead,
+        )
+
+    def _worked_ahead(self) -> WorkedAhead | None:
+        """The worked answer a worked cross-check will want, asked now, beside the plan.
+
+        Not under a limit on model calls, tokens or cost: the budget refuses a call before
+        it is made, and this one would be made before its turn.
+        """
+        planner = self.config.planner
+        wanted = self.config.cross_check or self.prepared.task.cross_check
+        if not wanted or planner is None:
+            return None
+        if getattr(planner, "cross_route", None) not in WORKED_ROUTES:
+            return None
+        limits = set(self.budget.limits()) if self.budget is not None else set()
+        if limits & {"model_calls", "prompt_tokens", "completion_tokens", "cost"}:
+            return None
+        return planner.worked_ahead(self.prepared)
+
+    def _drop_ahead(self) -> None:
+        """A worked answer asked ahead and never compared: stopped, and its cost journaled."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is None:
+            return
+        reply = ahead.stop()
+        self.journal.emit(
+            LLMUnused(
+                purpose="worked",
+                text=reply.text if reply is not None else "",
+                usage=reply.usage if reply is not None else {},
+                latency_ms=reply.latency_ms if reply is not None else None,
+                model=ahead.model,
+                reason="asked beside the plan for the cross-check; no plan reached it",
+            )
         )
 
     def _first_plan(self) -> StepGraph:
@@ -437,6 +477,7 @@ class RunSession:
         )
 
     def _parked(self) -> RunResult:
+        self._drop_ahead()
         return RunResult(
             run_id=self.journal.run_id,
             task=self.prepared.task.name,
@@ -460,6 +501,7 @@ class RunSession:
         self, status: str, reason: BaseException | str | None = None, seal: str | None = None
     ) -> None:
         elapsed = round((time.monotonic() - self.started) * 1000, 3)
+        self._drop_ahead()
         why = None if reason is None else f"{type(reason).__name__}: {reason}"
         if isinstance(reason, str):
             why = reason

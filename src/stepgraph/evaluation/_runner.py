@@ -144,13 +144,14 @@ def _from_journal(journal: Journal | None) -> dict[str, Any]:
         e for e in journal.of_kind("plan.proposed") if getattr(e, "purpose", None) == "plan"
     ]
     requests = journal.of_kind("llm.request")
-    usage = [getattr(e, "usage", {}) for e in journal.of_kind("llm.response")]
+    unused = journal.of_kind("llm.unused")  # a worked answer asked ahead, never compared
+    usage = [getattr(e, "usage", {}) for e in [*journal.of_kind("llm.response"), *unused]]
     return {
         "first_plan_valid": any(getattr(e, "attempt", None) == 1 for e in proposed),
         "valid": bool(proposed),
         "plan_attempts": sum(1 for e in requests if getattr(e, "purpose", None) == "plan"),
         "repairs": len(journal.of_kind("plan.repair")),
-        "model_calls": len(requests),
+        "model_calls": len(requests) + len(unused),
         "prompt_tokens": sum(u.get("prompt_tokens", 0) for u in usage),
         "completion_tokens": sum(u.get("completion_tokens", 0) for u in usage),
     }

@@ -242,6 +242,23 @@ class LLMResponse(JournalEvent):
     finish_reasons: list[str] = Field(default_factory=list)
 
 
+class LLMUnused(JournalEvent):
+    """A model call made ahead of need and not used: what it cost, so no token goes unsaid.
+
+    The worked answer is asked while the plan is made (the server answers both at once);
+    when no plan verifies, it is never compared, and this is all the journal keeps of it.
+    Replays ask for it again only where the run used it, so it is not compared.
+    """
+
+    event: Literal["llm.unused"] = "llm.unused"
+    purpose: str
+    text: str = ""  # what had come back when it was stopped
+    usage: dict[str, int] = Field(default_factory=dict)  # empty: a stopped stream tells none
+    latency_ms: float | None = None  # None: no answer came back at all
+    model: str | None = None
+    reason: str
+
+
 class PlanRepair(JournalEvent):
     """A repair round: the failures that caused it and the diff of the graph."""
 
@@ -354,6 +371,7 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     PlanRevise,
     LLMRequest,
     LLMResponse,
+    LLMUnused,
     PlanProposed,
     PlanRecalled,
     PlanExamples,

@@ -1,5 +1,6 @@
 """The planner: goals become validated step graphs through any OpenAI-compatible endpoint."""
 
+from stepgraph.planner._ahead import WorkedAhead
 from stepgraph.planner._client import (
     MODES,
     LLMClient,
@@ -43,6 +44,7 @@ __all__ = [
     "ResponseMode",
     "RetryWith",
     "StreamingClient",
+    "WorkedAhead",
     "extract_json",
     "goal_shape",
     "parse_plan",

@@ -172,6 +172,10 @@ class LLMSettings(BaseSettings):
 class OpenAIClient:
     """A Chat Completions client for OpenAI, vLLM, Ollama or a llama.cpp server."""
 
+    # An endpoint serves requests side by side (llama.cpp: one slot each), so a question
+    # that does not depend on the plan can be asked while the plan is made (`_ahead`).
+    answers_concurrently = True
+
     def __init__(self, settings: LLMSettings) -> None:
         import openai
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError, StepgraphError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
+from stepgraph.planner._ahead import WorkedAhead
 from stepgraph.planner._client import (
     DescribesRequests,
     LLMClient,
@@ -234,17 +235,35 @@ class Planner:
         messages = [system or {"role": "system", "content": self._system(task)}, ask]
         return self._ask(messages, "reason", 1, None, journal).text.strip()
 
-    def worked(self, task: PreparedTask, journal: JournalWriter | None = None) -> str:
+    def worked(
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        ahead: WorkedAhead | None = None,
+    ) -> str:
         """The model's own answer in words, asked as a user would ask it without stepgraph.
 
         A conversation of its own: no plan is shown, so the words are a second witness,
-        not a copy. Journaled with purpose "worked"; only its numbers are ever used.
+        not a copy. Journaled with purpose "worked"; only its numbers are ever used. With
+        `ahead` (the same question, asked while the plan was made) its answer is taken.
         """
-        messages: list[Message] = [
-            {"role": "system", "content": render("worked.md")},
-            {"role": "user", "content": task.task.goal},
-        ]
+        messages = _worked_messages(task)
+        if ahead is not None and ahead.messages == messages:
+            return self._ask(messages, "worked", 1, None, journal, sent=ahead.reply).text.strip()
         return self._ask(messages, "worked", 1, None, journal).text.strip()
+
+    def worked_ahead(self, task: PreparedTask) -> WorkedAhead | None:
+        """The worked answer, asked now in the background; None where it cannot be.
+
+        Only a client that answers requests side by side (an HTTP endpoint: a scripted or
+        replayed model answers in order) streams it, so it can be stopped when unused.
+        """
+        client = self.client
+        if not getattr(client, "answers_concurrently", False):
+            return None
+        if not isinstance(client, StreamingClient):
+            return None
+        return WorkedAhead(client, _worked_messages(task))
 
     def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
         """Ask, independently and sampling more widely, for a plan by a route of its own.
@@ -444,11 +463,13 @@ class Planner:
         journal: JournalWriter | None,
         wider: int = 0,
         watch: PlanWatcher | None = None,
+        sent: Callable[[], LLMReply] | None = None,
     ) -> LLMReply:
-        sent = attempt + wider
+        """One exchange, journaled; with `sent`, the answer of a request already on its way."""
+        asked = attempt + wider
         if journal:
             settings = (
-                self.client.request_settings(sent)
+                self.client.request_settings(asked)
                 if isinstance(self.client, DescribesRequests)
                 else RequestSettings()
             )
@@ -466,13 +487,15 @@ class Planner:
                 )
             )
         client = self.client
-        if watch is not None and isinstance(client, StreamingClient):
+        if sent is not None:
+            reply = sent()
+        elif watch is not None and isinstance(client, StreamingClient):
             watch.begin()
             reply = client.stream_complete(
-                messages, on_text=watch.feed, schema=schema, attempt=sent
+                messages, on_text=watch.feed, schema=schema, attempt=asked
             )
         else:
-            reply = client.complete(messages, schema=schema, attempt=sent)
+            reply = client.complete(messages, schema=schema, attempt=asked)
         if journal:
             journal.emit(
                 LLMResponse(
@@ -491,6 +514,14 @@ class Planner:
                 )
             )
         return reply
+
+
+def _worked_messages(task: PreparedTask) -> list[Message]:
+    """The worked answer's conversation: the goal as a user would ask it, no plan shown."""
+    return [
+        {"role": "system", "content": render("worked.md")},
+        {"role": "user", "content": task.task.goal},
+    ]
 
 
 def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:

@@ -22,6 +22,7 @@ from stepgraph.journal import (
     JournalEvent,
     LLMRequest,
     LLMResponse,
+    LLMUnused,
     ObservationEvent,
     PlanApproved,
     PlanEdited,
@@ -129,6 +130,12 @@ def _llm_response(event: LLMResponse) -> Text:
         f"model ({event.purpose}, attempt {event.attempt}): {'; '.join([*said, took])}",
         style="dim",
     )
+
+
+@render_event.register
+def _llm_unused(event: LLMUnused) -> Text:
+    said = ", ".join(f"{k} {v}" for k, v in event.usage.items()) or "no usage reported"
+    return Text(f"model ({event.purpose}, asked ahead, not used): {said}", style="dim")
 
 
 @render_event.register
