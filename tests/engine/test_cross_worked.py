@@ -87,6 +87,28 @@ def test_money_agrees_by_its_magnitude(tmp_path):
     assert _cross(result).passed and result.status is RunStatus.VERIFIED
 
 
+def test_a_quantity_is_compared_in_the_unit_the_question_asks_for(tmp_path):
+    """'How many GB': the plan's 10 Mbps·h is the words' 4.5 GB; 10 against 4.5 was no match."""
+    goal = "A video stream uses 5 Mbps. How many GB do 2 hours of streaming use?"
+    plan = json.dumps(
+        {
+            "steps": [{"id": "used", "tool": "calculate", "args": {"expression": "5 Mbps * 2 h"}}],
+            "answer": "${used}",
+        }
+    )
+    words = "5 Mbps for 7200 s is 36000 Mbit, / 8 = 4500 MB = 4.5 GB.\nANSWER: 4.5"
+    model = ScriptedLLM([plan, words])
+    engine = Engine(planner=Planner(model, cross_route="worked", read_goal=False), cross_check=True)
+    result = engine.run(Task(goal=goal), journal=tmp_path / "j.jsonl")
+    cross = _cross(result)
+    assert cross.passed, cross.description
+    assert cross.values == {"first": "4.5 GB", "second": "4.5"}
+    wrong = ScriptedLLM([plan, words.replace("ANSWER: 4.5", "ANSWER: 10")])  # Mbps·h, not GB
+    engine = Engine(planner=Planner(wrong, cross_route="worked", read_goal=False), cross_check=True)
+    result = engine.run(Task(goal=goal), journal=tmp_path / "k.jsonl")
+    assert not _cross(result).passed
+
+
 def test_an_endpoint_failure_leaves_the_run_unverified_with_why(tmp_path):
     class FailsSecond(ScriptedLLM):
         def complete(self, messages, *, schema=None, attempt=1) -> LLMReply:

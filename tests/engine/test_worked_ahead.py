@@ -30,9 +30,10 @@ def server_for(plans, worked=WORKED, rate=RATE):
     )
 
 
-def run(server, path, *, budget=None, cross_route="worked"):
+def run(server, path, *, budget=None, cross_route="worked", ahead=True):
     settings = LLMSettings(base_url=server.url, api_key="x", model="m", timeout=10, max_retries=0)
-    planner = Planner(OpenAIClient(settings), cross_route=cross_route, plan_retries=1)
+    client = OpenAIClient(settings)
+    planner = Planner(client, cross_route=cross_route, plan_retries=1, worked_ahead=ahead)
     engine = Engine(planner=planner, cross_check=True)
     options = RunOptions(budget=budget) if budget is not None else None
     result = engine.run(Task(goal=GOAL, inputs=INPUTS), journal=path, options=options)
@@ -101,6 +102,15 @@ def test_a_budget_on_model_calls_asks_nothing_ahead(tmp_path):
     assert result.status is RunStatus.VERIFIED
     plan, worked = served(server)
     assert worked.started_at >= plan.finished_at
+
+
+def test_the_worked_answer_waits_for_the_plan_unless_asked_ahead(tmp_path):
+    """The default: on a CPU server the two would share its cores, and nothing is gained."""
+    with server_for([PLAN]) as server:
+        result, journal = run(server, tmp_path / "after.jsonl", ahead=False)
+    assert result.status is RunStatus.VERIFIED
+    plan, worked = served(server)
+    assert worked.started_at >= plan.finished_at and "stream" not in worked.body
 
 
 def test_a_cross_check_by_another_plan_asks_no_worked_answer(tmp_path):

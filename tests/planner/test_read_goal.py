@@ -253,3 +253,27 @@ def test_with_numbered_names_half_an_hour_is_a_duration_and_grounds():
     ]
     assert str(read_inputs("$10 an hour for 5 hours", numbered=True)["usd_10"].value) == "10 USD/h"
     assert _grounding_of_every_input(goal, numbered) == []
+
+
+def test_a_quantity_that_ends_the_question_keeps_its_unit():
+    """'2 TiB?' was read as a plain 2 (the '?' hid the unit): the suite's unit traps."""
+    for numbered in (False, True):
+        read = read_inputs("How many GB is 2 TiB?", numbered=numbered)
+        assert [item.value for item in read.values()] == ["2 TiB"]
+        goal = "How many minutes does it take to download a 4.7 GB file at 20 MB/s?"
+        read = read_inputs(goal, numbered=numbered)
+        assert [item.value for item in read.values()] == ["4.7 GB", "20 MB/s"]
+    assert [i.value for i in read_inputs("Is it 5 TB!").values()] == ["5 TB"]
+
+
+def test_the_unit_a_question_asks_for_is_read_from_the_question_only():
+    from stepgraph.planner import asked_unit
+    from stepgraph.units import parse_unit
+
+    assert asked_unit("How many GB arrive per night?") == parse_unit("GB")
+    assert asked_unit("A link runs at 450 Mbps. How fast is that in MB/s?") == parse_unit("MB/s")
+    goal = "Copy 4.7 GB at 20 MB/s. How many minutes does it take?"
+    assert asked_unit(goal) == parse_unit("min")
+    assert asked_unit("How many nights does it take?") is None  # a count is no unit
+    assert asked_unit("It runs for 3 hours. What does it cost?") is None  # not in the question
+    assert asked_unit("How many hours, and how many GB?") is None  # two: neither is the one

@@ -147,6 +147,7 @@ class ModelOptions:
             "cross_route": shape.cross_route,
             "numbered_names": shape.numbered_names,
             "retry_with": shape.retry_with,
+            "worked_ahead": shape.worked_ahead,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

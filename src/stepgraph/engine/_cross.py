@@ -41,7 +41,7 @@ from stepgraph.exceptions import LLMError, PlanningError, PlanValidationError
 from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind
-from stepgraph.planner import Planner, WorkedAhead
+from stepgraph.planner import Planner, WorkedAhead, asked_unit
 from stepgraph.planner._worked import computed, final_number, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
@@ -213,6 +213,7 @@ def worked_check(
     said = program.final if program else final_number(text)
     if said is None:
         return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
+    first = in_asked_unit(first, task.task.goal)  # the words answer in the unit asked
     shown = format_value(first)
     agree = _agree_magnitude(first, said)
     verb = "agrees" if agree else "disagrees"
@@ -226,6 +227,20 @@ def worked_check(
     if missing:
         agree, description = False, f"{description}, but {'; '.join(missing)}"
     return CrossOutcome(_verdict(agree, description, first=shown, second=format_value(said)))
+
+
+def in_asked_unit(value: Any, goal: str) -> Any:
+    """A quantity in the unit the goal's question asks for, where it has that dimension.
+
+    A worked answer says "962.28" for "How many GB arrive?"; the plan's value of the same
+    amount may be in Mbit·h/s, whose magnitude is another number.
+    """
+    unit = asked_unit(goal)
+    if unit is None or not isinstance(value, pint.Quantity):
+        return value
+    if value.dimensionality != unit.dimensionality:
+        return value
+    return value.to(unit)
 
 
 def _agree_magnitude(value: Any, number: float) -> bool:

@@ -23,7 +23,7 @@ from stepgraph.planner._planner import (
     RetryWith,
 )
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
-from stepgraph.planner._read_goal import goal_shape, read_inputs
+from stepgraph.planner._read_goal import asked_unit, goal_shape, read_inputs
 
 __all__ = [
     "MAX_PLAN_STEPS",
@@ -45,6 +45,7 @@ __all__ = [
     "RetryWith",
     "StreamingClient",
     "WorkedAhead",
+    "asked_unit",
     "extract_json",
     "goal_shape",
     "parse_plan",

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import validate_plan
 from stepgraph.model import Check, GroundedInput, StepGraph
+from stepgraph.planner._hand import undo_hand_conversions
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.task import MAX_NESTING, declared_values
@@ -201,11 +202,29 @@ def parse_plan(
     if read:
         plan = bind_read_inputs(plan, read)
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
+    values = {**declared, **(inputs or {})}
+    stated = _stated(values, read or {})
+    plan = undo_hand_conversions(plan, values, stated, repairs, tools.names())
     graph = None
     try:
-        graph = validate_plan(plan, tools, {**declared, **(inputs or {})}, checks, answer=answer)
+        graph = validate_plan(plan, tools, values, checks, answer=answer)
     except PlanValidationError as e:
         problems += e.problems
     if problems:
         return ParsedPlan(None, problems, repairs, data)
     return ParsedPlan(plan, [], repairs, data, graph)
+
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _stated(values: Mapping[str, Any], read: Mapping[str, GroundedInput]) -> set[float]:
+    """The numbers the inputs give: their values' and, for those read, their quotes'."""
+    numbers = {
+        float(n) for item in read.values() for n in _DIGITS.findall(item.quote.replace(",", ""))
+    }
+    for value in values.values():
+        magnitude = getattr(value, "magnitude", value)
+        if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
+            numbers.add(float(magnitude))
+    return numbers

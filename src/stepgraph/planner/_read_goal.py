@@ -21,6 +21,7 @@ from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.references import find_references
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
 from stepgraph.verifiers import ReadNumber, read_numbers, word_numbers
+from stepgraph.verifiers._everyday import is_everyday
 
 _NAME_WORD = re.compile(r"[A-Za-z][A-Za-z_]{1,23}")
 _SKIP = {
@@ -206,3 +207,32 @@ def unique_name(name: str, taken: Collection[str]) -> str:
     while f"{name}_{number}" in taken:
         number += 1
     return f"{name}_{number}"
+
+
+# The unit a question asks its answer in: "How many GB ...?", "... in MB/s?", "How many
+# gigabytes (GB) ...". Only in the question itself (the last sentence with a "?").
+_ASKED = (
+    re.compile(r"\bhow\s+many\s+(?P<unit>[A-Za-z][A-Za-z/]*)", re.IGNORECASE),
+    re.compile(r"\bin\s+(?P<unit>[A-Za-z][A-Za-z/]*)\s*\?"),
+)
+_QUESTION = re.compile(r"(?:[^.?!]|(?<=\d)\.(?=\d))*\?")  # "4.7 GB" ends no sentence
+
+
+def asked_unit(goal: str) -> pint.Unit | None:
+    """The physical unit the goal's question wants its answer in; None if it names none.
+
+    A count ("How many nights") is no such unit: a unit of measure or money, so a value can
+    be shown and compared in it ("How many GB arrive" of a value in Mbit·h/s).
+    """
+    questions = _QUESTION.findall(goal)
+    text = questions[-1] if questions else goal
+    found: list[pint.Unit] = []
+    for pattern in _ASKED:
+        for match in pattern.finditer(text):
+            try:
+                unit = parse_unit(match.group("unit"), counts=False)
+            except StepgraphError:
+                continue
+            if not unit.dimensionless and is_everyday(unit) and unit not in found:
+                found.append(unit)
+    return found[0] if len(found) == 1 else None

@@ -184,7 +184,7 @@ def stated_quantities(text: str) -> list[Stated]:
 def _money_units(rest: str) -> list[pint.Unit | None]:
     """Money: $7 is 7 USD; $7 per hour is 7 USD or 7 USD/h (the read input is the rate)."""
     dollar = parse_unit("USD")
-    words = [word.strip(".,;:()").casefold() for word in rest.split()[:2]]
+    words = [word.strip(".,;:()?!").casefold() for word in rest.split()[:2]]
     if len(words) == 2 and words[0] in _PER | _PER_OR_NOT:
         try:
             per = parse_unit(words[1], counts=False)
@@ -200,7 +200,7 @@ def _units_after(rest: str) -> list[pint.Unit]:
     "60 L per minute" is a rate; "7.5 hours a day" is a rate or a duration (both are
     accepted). Only one word otherwise: in "a 450 Mbps link", link is a unit of length.
     """
-    words = [word.strip(".,;:()") for word in rest.split()[:3]]
+    words = [word.strip(".,;:()?!") for word in rest.split()[:3]]
     joiner = words[1].casefold() if len(words) == 3 else ""
     texts = [f"{words[0]} / {words[2]}"] if joiner in _PER | _PER_OR_NOT else []
     if joiner not in _PER:
@@ -384,7 +384,7 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
 
 def _unit_after(rest: str) -> pint.Unit | None:
     rest = rest[1:] if rest.startswith("-") else rest  # "a 4-hour window"
-    word = rest.split()[0].strip(".,;:()") if rest.split() else ""
+    word = rest.split()[0].strip(".,;:()?!") if rest.split() else ""
     if not word or word.casefold() in _NOT_UNITS or not _WORD.fullmatch(word):
         return None
     try:
@@ -402,7 +402,7 @@ def _unit_word_end(rest: str) -> int:
 
 def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
     """A rate over time: 40 images per hour is 40 / h, $10 per hour 10 USD / h."""
-    words = [word.strip(".,;:()").casefold() for word in text[read.end :].split()[:3]]
+    words = [word.strip(".,;:()?!").casefold() for word in text[read.end :].split()[:3]]
     per_at = next((i for i, word in enumerate(words[:2]) if word in _PER | _PER_OR_NOT), None)
     if per_at is None or per_at + 1 >= len(words):
         return read

@@ -1,0 +1,94 @@
+"""A conversion a model did by hand, on a step whose declared unit does it already.
+
+A small model asked for MB/s of "450 Mbps" writes ``speed: "MB/s" = link / 8``: the unit
+it declares converts the value, and its ``/ 8`` converts it a second time (7.03 MB/s,
+not 56.25). The static checks refuse the 8 as a factor done by hand, and the model, shown
+why, writes it again (seen on the suite's unit traps, 2026-12-03). Where the step is just
+one input times or over one number, and that number is exactly what converts the input's
+unit into the declared one, the number can mean nothing else: it is dropped, the units
+convert, and the repair is said among the plan's repairs. Anything else stays refused.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import pint
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.model import StepGraph
+from stepgraph.units import format_value, parse_unit
+
+_INPUT = r"\$\{inputs\.(?P<name>\w+)\}"
+_FACTOR = r"(?P<factor>\d+(?:\.\d+)?)"
+_ONE_FACTOR = (
+    re.compile(rf"^\s*{_INPUT}\s*(?P<op>[*/])\s*{_FACTOR}\s*$"),
+    re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_INPUT}\s*$"),
+)
+_SAME = 1e-9  # relative: the factor must be the unit ratio itself, not near it
+
+
+def undo_hand_conversions(
+    plan: StepGraph,
+    values: Mapping[str, Any],
+    stated: Collection[float],
+    repairs: list[str],
+    tools: Collection[str] = (),
+) -> StepGraph:
+    """The plan with each such hand conversion dropped; each one said in `repairs`.
+
+    `values` are the plan's input values; `stated` the goal's numbers (a factor the goal
+    states is the goal's, never a conversion). Where `tools` has `unit_convert` the step
+    becomes that tool's call, which the reflection stage converts back to check.
+    """
+    steps, undone = [], False
+    for step in plan.steps:
+        expression = step.args.get("expression") if step.tool == "calculate" else None
+        converted = (
+            _converted_input(expression, step.expect_unit, values, stated)
+            if isinstance(expression, str) and step.expect_unit
+            else None
+        )
+        if converted is None:
+            steps.append(step)
+            continue
+        name, factor = converted
+        undone = True
+        repairs.append(
+            f"step '{step.id}': dropped the {factor:g} that converted {format_value(values[name])} "
+            f"to {step.expect_unit} by hand; the declared unit converts it"
+        )
+        reference = f"${{inputs.{name}}}"
+        if "unit_convert" in tools:
+            call = {
+                "tool": "unit_convert",
+                "args": {"value": reference, "to_unit": step.expect_unit},
+            }
+        else:
+            call = {"args": {**step.args, "expression": reference}}
+        steps.append(step.model_copy(update=call))
+    return plan.model_copy(update={"steps": steps}) if undone else plan
+
+
+def _converted_input(
+    expression: str, unit: str, values: Mapping[str, Any], stated: Collection[float]
+) -> tuple[str, float] | None:
+    """The input and factor of ``input * factor`` / ``input / factor`` done by hand, or None."""
+    match = next((m for p in _ONE_FACTOR if (m := p.match(expression))), None)
+    if match is None:
+        return None
+    name, factor = match.group("name"), float(match.group("factor"))
+    value = values.get(name)
+    if not isinstance(value, pint.Quantity) or factor in (0, 1) or factor in stated:
+        return None
+    try:
+        target = value.to(parse_unit(unit, counts=False)).magnitude
+    except (StepgraphError, pint.PintError):
+        return None
+    by_hand = value.magnitude / factor if match.group("op") == "/" else value.magnitude * factor
+    if not math.isclose(float(target), float(by_hand), rel_tol=_SAME):
+        return None
+    return name, factor

@@ -1,0 +1,63 @@
+"""A conversion done by hand on a step whose declared unit converts already: dropped."""
+
+import pytest
+
+from stepgraph import Engine, Planner, RunStatus, Task
+from stepgraph.journal import read_journal
+from stepgraph.testing import ScriptedLLM
+
+
+def run(goal, *answers, tmp_path, retries=0):
+    llm = ScriptedLLM(list(answers))
+    engine = Engine(planner=Planner(llm, plan_retries=retries, syntax="lines"))
+    path = tmp_path / "run.jsonl"
+    result = engine.run(Task(name="g", goal=goal), journal=path)
+    return result, read_journal(path)
+
+
+@pytest.mark.parametrize(
+    ("goal", "line", "expected"),
+    [
+        # what Qwen2.5-Coder-1.5B wrote for the suite's unit trap, three times over
+        ("A link runs at 450 Mbps. How fast is that in MB/s?", 'rate: "MB/s" = rate / 8', 56.25),
+        ("A batch job takes 135 minutes. How many hours is that?", 'h: "h" = duration / 60', 2.25),
+        ("A shift is 8 hours. How many minutes is that?", 'm: "min" = duration * 60', 480),
+        ("A shift is 8 hours. How many minutes is that?", 'm: "min" = 60 * duration', 480),
+    ],
+)
+def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expected, tmp_path):
+    name = line.split(":")[0]
+    result, journal = run(goal, f'{line}\nanswer = f"{{{name}}}"', tmp_path=tmp_path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    value = result.values[name]
+    assert value.magnitude == pytest.approx(expected)
+    [proposed] = journal.of_kind("plan.proposed")
+    assert any("by hand; the declared unit converts it" in r for r in proposed.repairs)
+    assert not journal.of_kind("plan.invalid")  # no round trip to the model
+
+
+@pytest.mark.parametrize(
+    ("goal", "line"),
+    [
+        # a wrong factor (1024 is not MB/s to Mbps): the model's mistake, still refused
+        ("A disk writes 250 MB/s. What is that in Mbps?", 'rate: "Mbps" = rate / 1024'),
+        # 7 is no ratio of h to h: a week's days, which must be declared, not dropped
+        ("He sleeps 8 hours a night. How many hours is that in a week?", 'w: "h" = night * 7'),
+    ],
+)
+def test_any_other_factor_stays_refused(goal, line, tmp_path):
+    name = line.split(":")[0]
+    with pytest.raises(Exception, match="no valid plan"):
+        run(goal, f'{line}\nanswer = f"{{{name}}}"', tmp_path=tmp_path)
+
+
+def test_a_factor_the_goal_states_is_the_goals_number(tmp_path):
+    """'8 users share a 450 Mbps link' -> rate / 8 is a share, even into MB/s."""
+    goal = "8 users share a 450 Mbps link equally. How many MB/s does each user get?"
+    result, journal = run(
+        goal, 'each: "MB/s" = link / users\nanswer = f"{each}"', tmp_path=tmp_path
+    )
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.values["each"].magnitude == pytest.approx(56.25 / 8)
+    [proposed] = journal.of_kind("plan.proposed")
+    assert not any("by hand" in r for r in proposed.repairs)
