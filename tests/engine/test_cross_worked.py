@@ -159,3 +159,24 @@ def test_a_plan_ending_on_a_record_is_never_confirmed_by_a_number_in_words(tmp_p
     result = engine.run(Task(goal="Which id has Acme?"), journal=tmp_path / "j.jsonl")
     assert result.status is not RunStatus.VERIFIED
     assert not _cross(result).passed
+
+
+def test_auto_takes_another_plan_where_units_convert_and_the_words_elsewhere(tmp_path):
+    """Words convert units in the model's head; another plan's units the engine converts."""
+    minutes = "A batch job takes 135 minutes. How many hours is that?"
+    lines = 'hours: "h" = duration\nanswer = f"{hours}"'
+    model = ScriptedLLM([lines, lines])  # the plan, then the second plan
+    planner = Planner(model, cross_route="auto", syntax="lines")
+    result = Engine(planner=planner, cross_check=True).run(
+        Task(goal=minutes), journal=tmp_path / "m.jsonl"
+    )
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert "a second plan, by its own route, agrees" in _cross(result).description
+    purposes = [e.purpose for e in read_journal(tmp_path / "m.jsonl").of_kind("llm.request")]
+    assert purposes == ["plan", "cross"]
+    assert replay(tmp_path / "m.jsonl").identical  # the route is chosen again alike
+    # Counts: the words.
+    model = ScriptedLLM([_plan(("crates", "floor(1000 / 24)")), WORDS_41])
+    engine = Engine(planner=Planner(model, cross_route="auto"), cross_check=True)
+    result = engine.run(Task(goal=GOAL), journal=tmp_path / "c.jsonl")
+    assert "worked answer" in _cross(result).description

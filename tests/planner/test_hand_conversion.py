@@ -61,3 +61,18 @@ def test_a_factor_the_goal_states_is_the_goals_number(tmp_path):
     assert result.values["each"].magnitude == pytest.approx(56.25 / 8)
     [proposed] = journal.of_kind("plan.proposed")
     assert not any("by hand" in r for r in proposed.repairs)
+
+
+def test_a_step_that_declares_its_unit_is_converted_from_it(tmp_path):
+    """`download_time: "h"`, then `* 60` into minutes: what the model wrote on the suite."""
+    goal = "How many minutes does it take to download a 4.7 GB file over a 20 Mbps connection?"
+    lines = (
+        'download_time: "h" = file / connection\n'
+        'minutes: "min" = download_time * 60\n'
+        'answer = f"{minutes} minutes"'
+    )
+    result, journal = run(goal, lines, tmp_path=tmp_path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.values["minutes"].magnitude == pytest.approx(31.33333, rel=1e-5)
+    [proposed] = journal.of_kind("plan.proposed")
+    assert any("download_time (h) to min by hand" in r for r in proposed.repairs)

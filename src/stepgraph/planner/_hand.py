@@ -4,9 +4,10 @@ A small model asked for MB/s of "450 Mbps" writes ``speed: "MB/s" = link / 8``: 
 it declares converts the value, and its ``/ 8`` converts it a second time (7.03 MB/s,
 not 56.25). The static checks refuse the 8 as a factor done by hand, and the model, shown
 why, writes it again (seen on the suite's unit traps, 2026-12-03). Where the step is just
-one input times or over one number, and that number is exactly what converts the input's
-unit into the declared one, the number can mean nothing else: it is dropped, the units
-convert, and the repair is said among the plan's repairs. Anything else stays refused.
+one input (or an earlier step that declares its unit) times or over one number, and that
+number is exactly what converts that unit into the declared one, the number can mean
+nothing else: it is dropped, the units convert, and the repair is said among the plan's
+repairs. Anything else stays refused.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import StepGraph
-from stepgraph.units import format_value, parse_unit
+from stepgraph.units import format_unit, parse_unit, quantity
 
-_INPUT = r"\$\{inputs\.(?P<name>\w+)\}"
+_OPERAND = r"\$\{(?P<name>(?:inputs\.)?\w+)\}"  # an input, or an earlier step
 _FACTOR = r"(?P<factor>\d+(?:\.\d+)?)"
 _ONE_FACTOR = (
-    re.compile(rf"^\s*{_INPUT}\s*(?P<op>[*/])\s*{_FACTOR}\s*$"),
-    re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_INPUT}\s*$"),
+    re.compile(rf"^\s*{_OPERAND}\s*(?P<op>[*/])\s*{_FACTOR}\s*$"),
+    re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_OPERAND}\s*$"),
 )
 _SAME = 1e-9  # relative: the factor must be the unit ratio itself, not near it
 
@@ -44,11 +45,12 @@ def undo_hand_conversions(
     states is the goal's, never a conversion). Where `tools` has `unit_convert` the step
     becomes that tool's call, which the reflection stage converts back to check.
     """
+    units = _operand_units(plan, values)
     steps, undone = [], False
     for step in plan.steps:
         expression = step.args.get("expression") if step.tool == "calculate" else None
         converted = (
-            _converted_input(expression, step.expect_unit, values, stated)
+            _converted(expression, step.expect_unit, units, stated)
             if isinstance(expression, str) and step.expect_unit
             else None
         )
@@ -57,11 +59,12 @@ def undo_hand_conversions(
             continue
         name, factor = converted
         undone = True
+        shown = f"{name.removeprefix('inputs.')} ({format_unit(units[name])})"
         repairs.append(
-            f"step '{step.id}': dropped the {factor:g} that converted {format_value(values[name])} "
-            f"to {step.expect_unit} by hand; the declared unit converts it"
+            f"step '{step.id}': dropped the {factor:g} that converted {shown} to "
+            f"{step.expect_unit} by hand; the declared unit converts it"
         )
-        reference = f"${{inputs.{name}}}"
+        reference = f"${{{name}}}"
         if "unit_convert" in tools:
             call = {
                 "tool": "unit_convert",
@@ -73,22 +76,39 @@ def undo_hand_conversions(
     return plan.model_copy(update={"steps": steps}) if undone else plan
 
 
-def _converted_input(
-    expression: str, unit: str, values: Mapping[str, Any], stated: Collection[float]
+def _operand_units(plan: StepGraph, values: Mapping[str, Any]) -> dict[str, pint.Unit]:
+    """The unit of each input with one, and of each step that declares one, by reference."""
+    units = {
+        f"inputs.{name}": value.units
+        for name, value in values.items()
+        if isinstance(value, pint.Quantity)
+    }
+    for step in plan.steps:
+        if step.expect_unit:
+            try:
+                units[step.id] = parse_unit(step.expect_unit, counts=False)
+            except StepgraphError:
+                continue
+    return units
+
+
+def _converted(
+    expression: str, unit: str, units: Mapping[str, pint.Unit], stated: Collection[float]
 ) -> tuple[str, float] | None:
-    """The input and factor of ``input * factor`` / ``input / factor`` done by hand, or None."""
+    """The operand and factor of ``x * factor`` / ``x / factor`` done by hand, or None.
+
+    Only where the factor is exactly what converts one of the operand's unit into `unit`.
+    """
     match = next((m for p in _ONE_FACTOR if (m := p.match(expression))), None)
     if match is None:
         return None
     name, factor = match.group("name"), float(match.group("factor"))
-    value = values.get(name)
-    if not isinstance(value, pint.Quantity) or factor in (0, 1) or factor in stated:
+    operand = units.get(name)
+    if operand is None or factor in (0, 1) or factor in stated:
         return None
     try:
-        target = value.to(parse_unit(unit, counts=False)).magnitude
+        ratio = float(quantity(1, operand).to(parse_unit(unit, counts=False)).magnitude)
     except (StepgraphError, pint.PintError):
         return None
-    by_hand = value.magnitude / factor if match.group("op") == "/" else value.magnitude * factor
-    if not math.isclose(float(target), float(by_hand), rel_tol=_SAME):
-        return None
-    return name, factor
+    by_hand = 1 / factor if match.group("op") == "/" else factor
+    return (name, factor) if math.isclose(ratio, by_hand, rel_tol=_SAME) else None

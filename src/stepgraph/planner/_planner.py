@@ -42,7 +42,7 @@ from stepgraph.verifiers import grounding_problems, task_input_problems
 PlanSyntax = Literal["json", "lines"]
 # How the cross-check reaches the answer a second time: another plan, or the model's own
 # worked answer in words (`_worked`).
-CrossRoute = Literal["plan", "worked", "worked-code"]
+CrossRoute = Literal["plan", "worked", "worked-code", "auto"]
 # What a refused plan's next attempt is asked with: the problems fed back, or the opening
 # request again, sampled more widely (a small model rarely acts on feedback).
 RetryWith = Literal["feedback", "fresh"]
@@ -78,7 +78,9 @@ class PlannerSettings(BaseSettings):
         description="The cross-check's second route: another plan, or the model's worked "
         "answer in words (its final number and the numbers on the way must agree); "
         "worked-code: the same, with the answer's Python, where it writes some, worked out "
-        "by the engine instead of the output the model imagines for it.",
+        "by the engine instead of the output the model imagines for it; auto: another plan "
+        "where the answer needs units converted (data, or a unit of measure asked for), "
+        "else worked-code.",
     )
     worked_ahead: bool = Field(
         False,
