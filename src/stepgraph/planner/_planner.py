@@ -263,6 +263,8 @@ class Planner:
         messages = _worked_messages(task)
         if ahead is not None and ahead.messages == messages:
             return self._ask(messages, "worked", 1, None, journal, sent=ahead.reply).text.strip()
+        if ahead is not None:  # asked for another question: not this one's answer
+            ahead.stop()
         return self._ask(messages, "worked", 1, None, journal).text.strip()
 
     def worked_ahead(self, task: PreparedTask) -> WorkedAhead | None:
