@@ -167,7 +167,7 @@ def test_a_journal_that_cannot_be_written_before_any_tool_exits_invalid(paying, 
 @pytest.mark.parametrize(
     ("variable", "value", "said"),
     [
-        ("STEPGRAPH_CROSS_ROUTE", "bogus", "'plan', 'worked' or 'worked-code'"),
+        ("STEPGRAPH_CROSS_ROUTE", "bogus", "'plan', 'worked', 'worked-code' or 'auto'"),
         ("STEPGRAPH_REASON_FIRST", "maybe", "valid boolean"),
     ],
 )
