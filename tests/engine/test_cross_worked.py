@@ -180,3 +180,48 @@ def test_auto_takes_another_plan_where_units_convert_and_the_words_elsewhere(tmp
     engine = Engine(planner=Planner(model, cross_route="auto"), cross_check=True)
     result = engine.run(Task(goal=GOAL), journal=tmp_path / "c.jsonl")
     assert "worked answer" in _cross(result).description
+
+
+BUSES = "A bus has 48 seats. How many buses are needed to carry 350 people?"
+WORDS_8 = "350 / 48 = 7.29, and a part of a bus is a whole bus.\nANSWER: 8"
+
+
+def _buses(tmp_path, replies, **planner):
+    model = ScriptedLLM(replies)
+    options = {"cross_route": "worked", "retry_with": "fresh", **planner}
+    engine = Engine(planner=Planner(model, **options), cross_check=True)
+    path = tmp_path / f"buses-{len(list(tmp_path.iterdir()))}.jsonl"
+    return engine.run(Task(goal=BUSES), journal=path), model, path
+
+
+def test_words_that_disagree_ask_for_a_fresh_plan_held_to_the_same_words(tmp_path):
+    floor_plan = _plan(("buses", "floor(350 / 48)"), answer="${buses} buses")
+    ceil_plan = _plan(("buses", "ceil(350 / 48)"), answer="${buses} buses")
+    result, model, path = _buses(
+        tmp_path, [floor_plan, WORDS_8, ceil_plan], afresh_on_disagreement=True
+    )
+    assert result.status is RunStatus.VERIFIED and result.answer == "8 buses"
+    assert "a fresh plan: the model's own worked answer, in words, now agrees" in (
+        _cross(result).description
+    )
+    journal = read_journal(path)
+    assert [e.purpose for e in journal.of_kind("llm.request")] == ["plan", "worked", "repair"]
+    fresh = json.dumps(model.requests[2][1:])  # after the system prompt: the goal, a note
+    assert "floor" not in fresh and "ANSWER" not in fresh and "7.29" not in fresh  # no copy
+    assert replay(path).identical
+
+
+def test_without_the_setting_the_words_disagreeing_end_the_run_unverified(tmp_path):
+    floor_plan = _plan(("buses", "floor(350 / 48)"), answer="${buses} buses")
+    result, model, _ = _buses(tmp_path, [floor_plan, WORDS_8])
+    assert result.status is RunStatus.UNVERIFIED and len(model.requests) == 2
+
+
+def test_a_fresh_plan_that_still_disagrees_leaves_the_run_unverified(tmp_path):
+    floor_plan = _plan(("buses", "floor(350 / 48)"), answer="${buses} buses")
+    other = _plan(("buses", "round(350 / 48)"), answer="${buses} buses")
+    replies = [floor_plan, WORDS_8, other, floor_plan]  # the last repeats the first: stop
+    result, model, _ = _buses(tmp_path, replies, afresh_on_disagreement=True)
+    assert result.status is RunStatus.UNVERIFIED
+    assert "still disagrees" in _cross(result).description
+    assert [m[-1]["content"] for m in model.requests].count(BUSES) <= 1  # words asked once

@@ -148,6 +148,7 @@ class ModelOptions:
             "numbered_names": shape.numbered_names,
             "retry_with": shape.retry_with,
             "worked_ahead": shape.worked_ahead,
+            "afresh_on_disagreement": shape.afresh_on_disagreement,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

@@ -67,11 +67,30 @@ class Second:
 
 
 @dataclass(frozen=True)
+class Words:
+    """The model's worked answer as a witness: the number it ends on, and all it holds."""
+
+    said: float
+    known: list[Any]  # the numbers it writes down and, for its code, the values worked out
+    how: str  # "in words", or "its code worked out by the engine"
+
+
+@dataclass(frozen=True)
 class CrossOutcome:
-    """The cross-check's verdict and, when a second plan ran and verified, that plan."""
+    """The cross-check's verdict and, when a second plan ran and verified, that plan.
+
+    `words`: the worked answer a worked route compared, kept so that a fresh plan asked
+    after a disagreement is held against the same words (no second worked answer).
+    """
 
     verdict: Verdict
     second: Second | None = None
+    words: Words | None = None
+
+    @property
+    def words_disagree(self) -> bool:
+        """A worked answer with a number, and a plan that ran and passed, not agreeing."""
+        return self.words is not None and not self.verdict.passed
 
     def repair_material(self) -> list[str]:
         """What a repair round is shown on disagreement: the verdict, the other plan, its values."""
@@ -85,6 +104,17 @@ class CrossOutcome:
             f"the second plan was: {shown}",
             f"its steps produced: {produced}",
         ]
+
+
+def compare_with_words(
+    words: Words, task: PreparedTask, plan: StepGraph, execution: Execution
+) -> CrossOutcome:
+    """A fresh plan's answer against the worked answer already given (no new model call)."""
+    first = _final_value(plan, execution)
+    if first is None:
+        return CrossOutcome(_verdict(False, "the fresh plan produced no final value"), words=words)
+    template = task.answer or plan.answer
+    return held_to_words(words, task, first, template, execution, again=True)
 
 
 def compare_with(
@@ -240,20 +270,42 @@ def worked_check(
     said = program.final if program else final_number(text)
     if said is None:
         return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
+    how = "its code worked out by the engine" if program else "in words"
+    known = [*stated_numbers(text), *(program.values if program else [])]
+    return held_to_words(Words(said, known, how), task, first, template, execution)
+
+
+def held_to_words(
+    words: Words,
+    task: PreparedTask,
+    first: Any,
+    template: str | None,
+    execution: Execution,
+    *,
+    again: bool = False,
+) -> CrossOutcome:
+    """A plan's final value (and the numbers its answer quotes) against a worked answer.
+
+    `again`: a plan asked for after the words disagreed with another one.
+    """
     first = in_asked_unit(first, task.task.goal)  # the words answer in the unit asked
     shown = format_value(first)
-    agree = _agree_magnitude(first, said)
-    verb = "agrees" if agree else "disagrees"
-    how = "its code worked out by the engine" if program else "in words"
-    description = (
-        f"the model's own worked answer, {how}, {verb}: {format_value(said)} against {shown}"
+    agree = _agree_magnitude(first, words.said)
+    verb = (
+        ("now agrees" if agree else "still disagrees")
+        if again
+        else ("agrees" if agree else "disagrees")
     )
+    subject = (
+        "a fresh plan: the model's own worked answer" if again else "the model's own worked answer"
+    )
+    description = f"{subject}, {words.how}, {verb}: {format_value(words.said)} against {shown}"
     holder = "numbers of the worked answer"
-    known = [*stated_numbers(text), *(program.values if program else [])]
-    missing = _unreproduced(template, execution, known, holder) if agree else []
+    missing = _unreproduced(template, execution, words.known, holder) if agree else []
     if missing:
         agree, description = False, f"{description}, but {'; '.join(missing)}"
-    return CrossOutcome(_verdict(agree, description, first=shown, second=format_value(said)))
+    verdict = _verdict(agree, description, first=shown, second=format_value(words.said))
+    return CrossOutcome(verdict, words=words)
 
 
 def in_asked_unit(value: Any, goal: str) -> Any:

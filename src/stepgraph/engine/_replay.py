@@ -475,6 +475,7 @@ def _run_again(
             cross_route=_recorded_route(recording.start.config.cross_route),
             numbered_names=bool(recording.start.config.numbered_names),
             retry_with="fresh" if recording.start.config.retry_with == "fresh" else "feedback",
+            afresh_on_disagreement=bool(recording.start.config.afresh_on_disagreement),
         )
         if texts
         else None,

@@ -23,7 +23,13 @@ from stepgraph.engine._answer import (
 from stepgraph.engine._approval import RunParked, tool_fingerprints
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cancel import CANCELLED, cancelled_event
-from stepgraph.engine._cross import WORKED_ROUTES, CrossOutcome, compare_with, cross_check
+from stepgraph.engine._cross import (
+    WORKED_ROUTES,
+    CrossOutcome,
+    compare_with,
+    compare_with_words,
+    cross_check,
+)
 from stepgraph.engine._gate import ApprovalGate
 from stepgraph.engine._ledger import CallLedger
 from stepgraph.engine._options import RunConfig, RunOptions, require_planner
@@ -205,6 +211,7 @@ class RunSession:
                     cross_route=getattr(planner, "cross_route", None),
                     numbered_names=getattr(planner, "numbered_names", None),
                     retry_with=getattr(planner, "retry_with", None),
+                    afresh_on_disagreement=getattr(planner, "afresh_on_disagreement", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays
@@ -242,6 +249,8 @@ class RunSession:
                     self._journal_verdicts([crossed.verdict])
                     disagreed = crossed.second is not None and not crossed.verdict.passed
                     failures = crossed.repair_material() if disagreed else []
+                    if self._afresh_after_words(crossed):
+                        disagreed, failures = True, [crossed.verdict.description]
             planner = self.config.planner
             if not failures or planner is None or round_number == rounds:
                 break
@@ -303,6 +312,8 @@ class RunSession:
         if previous is not None and previous.second is not None:
             template = self.prepared.answer or plan.answer
             return compare_with(previous.second, plan, execution, template)
+        if previous is not None and previous.words is not None:
+            return compare_with_words(previous.words, self.prepared, plan, execution)
         ahead, self.ahead = self.ahead, None  # one answer, for the first comparison
         return cross_check(
             self.prepared,
@@ -314,6 +325,19 @@ class RunSession:
             backend=self.config.backend(),
             ahead=ahead,
         )
+
+    def _afresh_after_words(self, crossed: CrossOutcome) -> bool:
+        """Whether a worked answer's disagreement asks for a fresh plan to hold against it.
+
+        Only when asked for (`afresh_on_disagreement`) and with fresh retries: the new
+        plan is asked from the goal alone (neither the plan nor the words shown, so it
+        cannot copy their number), and the same words judge it. With feedback the repair
+        would show the words' number to the planner.
+        """
+        planner = self.config.planner
+        if not getattr(planner, "afresh_on_disagreement", False):
+            return False
+        return crossed.words_disagree and getattr(planner, "retry_with", None) == "fresh"
 
     def _worked_ahead(self) -> WorkedAhead | None:
         """The worked answer a worked cross-check will want, asked now, beside the plan.

@@ -54,6 +54,9 @@ class RecordedConfig(BaseModel):
     retry_with: str | None = Field(
         None, description="A refused plan's next attempt: 'feedback' or 'fresh'."
     )
+    afresh_on_disagreement: bool | None = Field(
+        None, description="Whether the worked answer's disagreement asked for a fresh plan."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 import pint
 
@@ -78,8 +78,8 @@ def undo_hand_conversions(
 
 def _operand_units(plan: StepGraph, values: Mapping[str, Any]) -> dict[str, pint.Unit]:
     """The unit of each input with one, and of each step that declares one, by reference."""
-    units = {
-        f"inputs.{name}": value.units
+    units: dict[str, pint.Unit] = {
+        f"inputs.{name}": cast(pint.Unit, value.units)  # pint types it as its PlainUnit
         for name, value in values.items()
         if isinstance(value, pint.Quantity)
     }

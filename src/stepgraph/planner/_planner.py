@@ -89,6 +89,12 @@ class PlannerSettings(BaseSettings):
         "(a hosted API, a GPU server); no faster on a CPU llama.cpp server, which shares "
         "its cores between the two.",
     )
+    afresh_on_disagreement: bool = Field(
+        False,
+        description="With fresh retries and a worked route: when the worked answer "
+        "disagrees with a plan that passed its own checks, ask a fresh plan from the goal "
+        "alone (in a repair round) and hold it against the same words.",
+    )
     retry_with: RetryWith = Field(
         "feedback",
         description="A refused plan's next attempt: feedback (the problems shown) or fresh "
@@ -122,8 +128,11 @@ class Planner:
         numbered_names: bool = False,
         retry_with: RetryWith = "feedback",
         worked_ahead: bool = False,
+        afresh_on_disagreement: bool = False,
     ) -> None:
         self.client = client
+        # The words disagreed: another plan from the goal alone, judged by the same words.
+        self.afresh_on_disagreement = afresh_on_disagreement
         # Measured on 2 cores (llama.cpp, 2 slots): two answers side by side took 1.08x less
         # time than one after the other; the plan is slowed by as much as the answer gains.
         self.ask_worked_ahead = worked_ahead
