@@ -7,6 +7,7 @@ run makes of them, it may be unverified or fail, but it is never verified with a
 answer other than the one computed by hand in examples/eval/suite.yaml.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,30 @@ def test_the_cross_check_refuses_the_recorded_full_crates_answer(tmp_path):
     engine = Engine(planner=Planner(ScriptedLLM.from_file(path), plan_retries=2), cross_check=True)
     outcome = run_goal(suite, goal, engine, SUITE_FILE.parent, tmp_path / "run.jsonl")
     assert not outcome.verified and outcome.answer.startswith("no answer")
+
+
+# Runs with the small-model settings of the README (plans in lines, numbered names, fresh
+# retries, a cross-check by the words or by another plan), recorded by
+# `benchmarks/small_model.py --record` on the suite: what the real run verified stays so.
+RECORDED_SETTINGS = sorted((Path(__file__).parent / "recorded_settings").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", RECORDED_SETTINGS, ids=[p.stem for p in RECORDED_SETTINGS])
+def test_a_run_recorded_with_the_small_model_settings_keeps_its_verdict(path, tmp_path):
+    case = json.loads(path.read_text(encoding="utf-8"))
+    suite = load_suite(SUITE_FILE)
+    [goal] = [goal for goal in suite.goals if goal.id == case["id"]]
+    planner = Planner(
+        ScriptedLLM([reply["content"] for reply in case["replies"]]),
+        plan_retries=2,
+        syntax=case["syntax"],
+        cross_route=case["cross_route"],
+        numbered_names=case["numbered_names"],
+        retry_with=case["retry_with"],
+    )
+    engine = Engine(planner=planner, cross_check=True)
+    outcome = run_goal(suite, goal, engine, SUITE_FILE.parent, tmp_path / "run.jsonl")
+    assert not (outcome.verified and not outcome.correct), (outcome.answer, outcome.expected)
+    assert outcome.exit_code != 1, outcome.error
+    if case.get("verified_correct"):
+        assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
