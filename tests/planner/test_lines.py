@@ -437,3 +437,22 @@ def test_a_literal_read_as_an_input_is_the_input_even_where_a_step_took_its_name
         numbers={"usd_10": 10},
     )
     assert data["steps"][1]["args"]["expression"] == "${usd_10} + ${inputs.usd_10}"
+
+
+def test_a_field_of_a_record_reads_as_python_writes_it_and_shows_back_alike():
+    """`rows[0]["percent"]`, `company.id`: what the model wrote for the suite's lookups."""
+    lines = (
+        'company = find_company(name="Acme Data Systems")\n'
+        "rows = list_shareholders(company_id=company.id)\n"
+        'top: "%" = rows[0]["percent"] + rows[1].percent\n'
+        'answer = f"{top}"'
+    )
+    tools = {"find_company": ["name"], "list_shareholders": ["company_id"]}
+    data = read_lines(lines, [], tools)
+    steps = {step["id"]: step for step in data["steps"]}
+    assert steps["rows"]["args"] == {"company_id": "${company.id}"}
+    assert steps["top"]["args"]["expression"] == "${rows.0.percent} + ${rows.1.percent}"
+    assert read_lines(plan_lines(data), [], tools) == data
+    for line in ("x = rows[i]", "x = rows[-1]", "x = rows[0:2]", "x = f(rows).a"):
+        with pytest.raises(LinesError):
+            read_lines(f"rows = list_shareholders(company_id=1)\n{line}", [], tools)

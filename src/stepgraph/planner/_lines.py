@@ -305,8 +305,27 @@ class _Reader:
         return self.scope[name]
 
     def _expression(self, node: ast.expr, where: str) -> str:
-        """The expression as `calculate` reads it: names bound, unit strings unquoted."""
+        """The expression as `calculate` reads it: names bound, unit strings unquoted.
+
+        A field of an earlier step's record, written as Python reads one (``rows[0]``,
+        ``company["id"]``, ``company.id``), is the reference ``${company.id}``.
+        """
         reader = self
+        fields: dict[str, tuple[str, list[str]]] = {}  # placeholder -> (name, path)
+
+        class _Fields(ast.NodeTransformer):
+            def _field(self, chain: ast.Attribute | ast.Subscript) -> ast.AST:
+                found = _field_path(chain)
+                if found is None or reader.scope.get(found[0], "").startswith("${inputs."):
+                    return self.generic_visit(chain)  # an input has no fields: refused below
+                placeholder = f"__field_{len(fields)}"
+                fields[placeholder] = found
+                return ast.Name(id=placeholder, ctx=ast.Load())
+
+            visit_Attribute = _field  # noqa: N815  # the names ast.NodeTransformer calls
+            visit_Subscript = _field  # noqa: N815
+
+        node = _Fields().visit(ast.parse(ast.unparse(node), mode="eval")).body
         for part in ast.walk(node):
             if isinstance(part, ast.Attribute | ast.Subscript | ast.Lambda):
                 raise LinesError(f"{where}: only arithmetic on names, e.g. ceil(a / b)")
@@ -348,7 +367,11 @@ class _Reader:
             {n.id for n in ast.walk(node) if isinstance(n, ast.Name)},
             key=lambda name: (-len(name), name),  # longest first; a set's order varies by run
         ):
-            if not _is_call_name(node, name):
+            if name in fields:
+                step, path = fields[name]
+                reference = reader._reference(step, where)
+                text = text.replace(f"__ref_{name}", f"{reference[:-1]}.{'.'.join(path)}}}")
+            elif not _is_call_name(node, name):
                 text = text.replace(f"__ref_{name}", reader._reference(name, where))
         for name in sorted(named, key=lambda name: (-len(name), name)):
             # The goal's input itself, even where a step took its name.
@@ -394,6 +417,28 @@ def _annotated_unit(annotation: ast.expr, where: str) -> str | None:
     return None if not isinstance(text, str) or _is_number(text) else text
 
 
+def _field_path(chain: ast.expr) -> tuple[str, list[str]] | None:
+    """``rows[0]["held"]`` -> ("rows", ["0", "held"]); None for anything but such a chain."""
+    path: list[str] = []
+    while isinstance(chain, ast.Attribute | ast.Subscript):
+        if isinstance(chain, ast.Attribute):
+            path.append(chain.attr)
+        else:
+            key = chain.slice
+            if not isinstance(key, ast.Constant) or isinstance(key.value, bool):
+                return None
+            if isinstance(key.value, int) and key.value >= 0:
+                path.append(str(key.value))
+            elif isinstance(key.value, str) and re.fullmatch(r"[A-Za-z0-9_]+", key.value):
+                path.append(key.value)
+            else:
+                return None
+        chain = chain.value
+    if not isinstance(chain, ast.Name) or not path:
+        return None
+    return chain.id, path[::-1]
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text.replace(",", ""))
@@ -426,7 +471,10 @@ def plan_lines(plan: dict[str, Any]) -> str:
     """A JSON plan written in lines: the worked examples and plans shown back to the model."""
 
     def named(text: str) -> str:
-        return re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"\1", text)
+        def python(match: re.Match[str]) -> str:  # a record's field as Python reads it
+            return re.sub(r"\.(\d+)", r"[\1]", match.group(1))
+
+        return re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", python, text)
 
     lines = [f"# {plan['thought']}"] if plan.get("thought") else []
     for name, constant in plan.get("constants", {}).items():
