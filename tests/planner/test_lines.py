@@ -456,3 +456,23 @@ def test_a_field_of_a_record_reads_as_python_writes_it_and_shows_back_alike():
     for line in ("x = rows[i]", "x = rows[-1]", "x = rows[0:2]", "x = f(rows).a"):
         with pytest.raises(LinesError):
             read_lines(f"rows = list_shareholders(company_id=1)\n{line}", [], tools)
+
+
+def test_a_field_path_is_only_a_key_or_an_index_never_an_attribute_of_python(tmp_path):
+    """`rows.__class__` reads as a reference; resolving it looks up a key, finds none."""
+    from stepgraph import Engine, Task, tool
+    from stepgraph.testing import ScriptedLLM
+
+    @tool
+    def list_rows() -> list:
+        """Rows of a table."""
+        return [{"held": 3}]
+
+    lines = 'rows = list_rows()\nx = rows.__class__.__init__\nanswer = f"{x}"'
+    data = read_lines(lines, [], {"list_rows": []})
+    assert data["steps"][1]["args"]["expression"] == "${rows.__class__.__init__}"
+    planner = Planner(ScriptedLLM([lines]), syntax="lines", plan_retries=0)
+    engine = Engine(tools=[list_rows], planner=planner, repair_rounds=0)
+    result = engine.run(Task(goal="What is held?"), journal=tmp_path / "j.jsonl")
+    assert result.status is RunStatus.STEP_FAILED and list(result.failed) == ["x"]
+    assert "no field '__class__' (have: list)" in result.failed["x"]
