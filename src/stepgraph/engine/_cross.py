@@ -275,6 +275,15 @@ def worked_check(
     return held_to_words(Words(said, known, how), task, first, template, execution)
 
 
+# (asked again after a disagreement, agrees) -> how the verdict says it
+_WORDS_VERBS = {
+    (False, True): "agrees",
+    (False, False): "disagrees",
+    (True, True): "now agrees",
+    (True, False): "still disagrees",
+}
+
+
 def held_to_words(
     words: Words,
     task: PreparedTask,
@@ -291,14 +300,8 @@ def held_to_words(
     first = in_asked_unit(first, task.task.goal)  # the words answer in the unit asked
     shown = format_value(first)
     agree = _agree_magnitude(first, words.said)
-    verb = (
-        ("now agrees" if agree else "still disagrees")
-        if again
-        else ("agrees" if agree else "disagrees")
-    )
-    subject = (
-        "a fresh plan: the model's own worked answer" if again else "the model's own worked answer"
-    )
+    verb = _WORDS_VERBS[again, agree]
+    subject = f"{'a fresh plan: ' if again else ''}the model's own worked answer"
     description = f"{subject}, {words.how}, {verb}: {format_value(words.said)} against {shown}"
     holder = "numbers of the worked answer"
     missing = _unreproduced(template, execution, words.known, holder) if agree else []

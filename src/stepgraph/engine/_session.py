@@ -306,8 +306,7 @@ class RunSession:
     ) -> CrossOutcome | None:
         """A second plan's answer against this one's; after a repair, the same second plan."""
         planner = self.config.planner
-        wanted = self.config.cross_check or self.prepared.task.cross_check
-        if not wanted or planner is None:
+        if not self._cross_wanted or planner is None:
             return None
         if previous is not None and previous.second is not None:
             template = self.prepared.answer or plan.answer
@@ -325,6 +324,11 @@ class RunSession:
             backend=self.config.backend(),
             ahead=ahead,
         )
+
+    @property
+    def _cross_wanted(self) -> bool:
+        """Whether the engine or the task asks for the cross-check."""
+        return self.config.cross_check or self.prepared.task.cross_check
 
     def _afresh_after_words(self, crossed: CrossOutcome) -> bool:
         """Whether a worked answer's disagreement asks for a fresh plan to hold against it.
@@ -346,8 +350,7 @@ class RunSession:
         it is made, and this one would be made before its turn.
         """
         planner = self.config.planner
-        wanted = self.config.cross_check or self.prepared.task.cross_check
-        if not wanted or planner is None:
+        if not self._cross_wanted or planner is None:
             return None
         if getattr(planner, "cross_route", None) not in WORKED_ROUTES:
             return None

@@ -322,8 +322,11 @@ class _Reader:
                 fields[placeholder] = found
                 return ast.Name(id=placeholder, ctx=ast.Load())
 
-            visit_Attribute = _field  # noqa: N815  # the names ast.NodeTransformer calls
-            visit_Subscript = _field  # noqa: N815
+            def visit_Attribute(self, chain: ast.Attribute) -> ast.AST:
+                return self._field(chain)
+
+            def visit_Subscript(self, chain: ast.Subscript) -> ast.AST:
+                return self._field(chain)
 
         node = _Fields().visit(ast.parse(ast.unparse(node), mode="eval")).body
         for part in ast.walk(node):
