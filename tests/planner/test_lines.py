@@ -100,6 +100,24 @@ def test_a_name_spelled_without_its_underscores_is_the_one_name_spelled_so():
         read_lines("x = n25", ["n2_5", "n_25"], ["calculate"])  # two: no guess
 
 
+def test_a_name_written_in_the_plural_is_the_one_name_spelled_so():
+    # `dumplings_1` for the read input `dumpling_1` ("1 more dumpling than each female").
+    bound: list[str] = []
+    scope = ["dumpling_1", "dumplings_3", "males_8"]
+    data = read_lines("x = males_8 * (dumplings_1 + dumpling_3)", scope, ["calculate"], bound=bound)
+    assert data["steps"][0]["args"]["expression"] == (
+        "${inputs.males_8} * (${inputs.dumpling_1} + ${inputs.dumplings_3})"
+    )
+    assert bound == [
+        "line 1: 'dumplings_1' read as dumpling_1, the only name spelled so",
+        "line 1: 'dumpling_3' read as dumplings_3, the only name spelled so",
+    ]
+    with pytest.raises(LinesError, match="'egg_2' is neither an input nor an earlier step"):
+        read_lines("x = egg_2", ["eggs_2", "Eggs_2"], ["calculate"])  # two: no guess
+    with pytest.raises(LinesError, match="'dumplings_2' is neither"):
+        read_lines("x = dumplings_2", ["dumpling_1"], ["calculate"])  # the number differs
+
+
 def test_an_augmented_assignment_is_a_new_step_of_the_name_and_the_value():
     # GSM8K train 1570: `chocolate_bought += chocolate` was refused as no plan line.
     data = read_lines("x = a + 1\nx += a\nx *= 2\nanswer = f'{x}'", ["a"], ["calculate"])

@@ -1,5 +1,8 @@
 """The engine reads a goal's quantities itself: named, quoted inputs a plan only wires."""
 
+import pytest
+
+from stepgraph.exceptions import PlanningError
 from stepgraph.model import StepGraph, Task
 from stepgraph.planner import Planner
 from stepgraph.planner._read_goal import bind_read_inputs, goal_shape, read_inputs
@@ -277,3 +280,73 @@ def test_the_unit_a_question_asks_for_is_read_from_the_question_only():
     assert asked_unit("How many nights does it take?") is None  # a count is no unit
     assert asked_unit("It runs for 3 hours. What does it cost?") is None  # not in the question
     assert asked_unit("How many hours, and how many GB?") is None  # two: neither is the one
+
+
+CATS = (
+    "There were 50 cats on a rock. Four boats came and carried away 5 cats each, and later, "
+    "3/5 of the remaining cats ran after a mouse they'd seen. How many cats were left on the rock?"
+)
+
+
+def _lines_run(goal: str, lines: str):
+    from stepgraph import Engine
+
+    planner = Planner(ScriptedLLM([lines]), syntax="lines", numbered_names=True, plan_retries=0)
+    return Engine(planner=planner).run(Task(goal=goal))
+
+
+def test_a_fraction_is_one_share_read_with_its_words():
+    """GSM8K writes shares as 3/5; read as 3 and 5 apart, plans multiplied them (n3 * n5)."""
+    read = read_inputs(CATS, numbered=True)
+    assert read["n3_over_5"].value == "0.6"
+    assert read["n3_over_5"].quote == "3/5 of the remaining cats"
+    assert "n3" not in read and "n5" not in read
+    assert _grounding_of_every_input(CATS, read) == []
+    # not a fraction: a date, "24/7"
+    assert sorted(_values("Open 24/7 since 3/15/2024.").values()) == ["15", "2024", "24", "3", "7"]
+
+
+def test_a_plan_may_write_a_fraction_as_its_share_or_as_its_numbers():
+    from stepgraph import RunStatus
+
+    for share in ["n3_over_5", "3 / 5"]:
+        lines = (
+            "remaining = cats_50 - boats_4 * cats_5\n"
+            f"left = remaining * (1 - {share})\n"
+            'answer = f"{left} cats"'
+        )
+        result = _lines_run(CATS, lines)
+        assert result.status is RunStatus.VERIFIED, result.answer
+        assert result.answer.startswith("12 cats")
+    with pytest.raises(PlanningError, match="'3/5' but no step or check uses it"):
+        _lines_run(CATS, 'left = cats_50 - boats_4 * cats_5\nanswer = f"{left} cats"')
+
+
+def test_twice_a_week_is_how_often_not_two_weeks():
+    goal = "Gary does laundry twice a week and each load uses 20 gallons of water."
+    assert [str(i.value) for i in read_inputs(goal, numbered=True).values()] == ["2", "20 gal"]
+    assert str(read_inputs("half an hour", numbered=True)["hour"].value) == "0.5 h"
+
+
+GARY = (
+    "Gary does laundry twice a week. Each load of laundry uses 20 gallons of water, and a "
+    "gallon of water costs $0.15. How much does Gary spend on water for laundry in a year?"
+)
+
+
+def test_a_calendar_fact_the_goal_names_in_words_is_no_made_up_number():
+    """52 weeks a year, 7 days a week: stated nowhere, needed, and never a hand conversion."""
+    from stepgraph import RunStatus
+
+    lines = 'cost = week_2 * water * usd_0_15 * 52\nanswer = f"{cost} a year"'
+    result = _lines_run(GARY, lines)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.answer.startswith("312 "), result.answer  # 2 x 20 x 0.15 x 52
+    with pytest.raises(PlanningError, match="52 is not a number of the goal"):
+        _lines_run(GARY.replace("in a year", "in all"), lines)  # no year named: made up
+
+
+def test_a_calendar_factor_beside_a_duration_is_still_a_hand_conversion():
+    goal = "A film lasts 135 minutes. How many hours is that?"
+    with pytest.raises(PlanningError, match="60 looks like a conversion factor"):
+        _lines_run(goal, 'hours = duration / 60\nanswer = f"{hours} hours"')

@@ -296,7 +296,7 @@ class _Reader:
 
     def _reference(self, name: str, where: str) -> str:
         if name not in self.scope and (alike := _spelled_alike(name, self.scope)):
-            # `usd_25` for the read input `usd_2_5` ($2.50): one name only, never a guess
+            # `usd_25` for `usd_2_5` ($2.50), `dumplings_1` for `dumpling_1`: one name only
             self.bound.append(f"{where}: '{name}' read as {alike}, the only name spelled so")
             return self.scope[alike]
         if name not in self.scope:
@@ -451,10 +451,19 @@ def _is_number(text: str) -> bool:
 
 
 def _spelled_alike(name: str, scope: Collection[str]) -> str | None:
-    """The one name of `scope` that is `name` but for underscores and case, if exactly one."""
-    key = name.replace("_", "").casefold()
-    alike = [known for known in scope if known.replace("_", "").casefold() == key]
+    """The one name of `scope` that is `name` but for underscores, case and plurals.
+
+    `dumplings_1` for the read input `dumpling_1` ("1 more dumpling"), `usd_25` for
+    `usd_2_5`: a word's trailing "s" and the underscores are not told apart, the
+    numbers are. Only where exactly one name of `scope` is spelled so.
+    """
+    alike = [known for known in scope if _spelling(known) == _spelling(name)]
     return alike[0] if len(alike) == 1 else None
+
+
+def _spelling(name: str) -> str:
+    words = [word.casefold() for word in name.split("_") if word]
+    return "".join(word[:-1] if len(word) > 3 and word.endswith("s") else word for word in words)
 
 
 def _is_unused(node: ast.expr) -> bool:

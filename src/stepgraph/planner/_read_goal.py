@@ -167,6 +167,8 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
     if written.isalpha() and name == written.casefold():  # "four": the word is the number
         return name
     digits = f"{value:.12g}".replace(".", "_").replace("-", "minus_")
+    if "/" in written:  # "3/5": its value 0.6 is named as the goal writes it
+        digits = written.replace("/", "_over_")
     if re.fullmatch(r"n[\d_]+", name):  # no telling word: the number alone
         return f"n{digits}"
     return f"{'usd' if money else name}_{digits}"

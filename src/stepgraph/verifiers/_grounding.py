@@ -15,7 +15,8 @@ with ``grounded: true``):
   ``unused`` with a reason;
 - no literal in a step or check is a number the goal does not state (a conversion factor
   such as 8 or 3600 done by hand, a made-up 0.98) unless the plan declares it under
-  ``constants`` with a reason.
+  ``constants`` with a reason, or it is a calendar fact whose two units the goal's words
+  name (52 for "twice a week ... in a year") and the goal states no quantity in time.
 
 Each problem says what to write instead; the planner sends it back to the model.
 """
@@ -41,6 +42,7 @@ from stepgraph.verifiers._numbers import (
     matches,
     normalized,
     quoted_quantities,
+    read_numbers,
     stated_quantities,
     states,
 )
@@ -65,6 +67,16 @@ _CONVERSION_FACTORS = {
     1e12: "a decimal prefix (T)",
     1048576: "a binary prefix (Mi)",
     1073741824: "a binary prefix (Gi)",
+}
+# Calendar facts people never state ("twice a week ... in a year": 52), each with the two
+# units its words must both name.
+_CALENDAR = {
+    7.0: ("day", "week"),
+    12.0: ("month", "year"),
+    24.0: ("hour", "day"),
+    52.0: ("week", "year"),
+    60.0: ("minute", "hour"),
+    365.0: ("day", "year"),
 }
 _QUANTITY = re.compile(r"(?<![\w.])(\d[\d_]*(?:\.\d+)?)\s*([A-Za-z%][A-Za-z]*(?:/[A-Za-z]+)?)")
 
@@ -221,6 +233,7 @@ def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> l
     allowed = [*_STRUCTURAL, *(value for number in stated for value in number.accepted)]
     for item in plan.constants.values():
         allowed += literal_numbers(item.value)
+    allowed += _calendar_factors(plan, goal)
     if "%" in goal or "percent" in goal.casefold():
         allowed.append(100.0)  # "what percent": a share times 100
     problems = []
@@ -249,6 +262,38 @@ def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> l
             )
         problems += [PlanProblem(step_id, prefix + text) for text in _unstated(content, goal)]
     return problems
+
+
+def _calendar_factors(plan: StepGraph, goal: str) -> list[float]:
+    """The calendar facts a plan of plain numbers may use: 52 where the goal says weeks and years.
+
+    "Gary does laundry twice a week ... How much does he spend in a year?" needs 52 and
+    states it nowhere. Only where the goal states no quantity in time and the plan declares
+    none: there the units convert, and a hand-written 60 or 24 is the mistake the factor
+    check is for.
+    """
+    kinds = [str(stated.unit.dimensionality) for stated in stated_quantities(goal) if stated.unit]
+    kinds += [
+        str(read.unit.dimensionality) for read in read_numbers(goal, worded_units=True) if read.unit
+    ]
+    kinds += [_kind_of(item.value) for item in plan.inputs.values()]
+    if any("[time]" in kind for kind in kinds):
+        return []
+    words = {_singular(word) for word in re.findall(r"[a-z]+", goal.casefold())}
+    return [factor for factor, units in _CALENDAR.items() if set(units) <= words]
+
+
+def _kind_of(value: Any) -> str:
+    try:
+        parsed = parse_input(value)
+    except StepgraphError:
+        return ""
+    return str(parsed.dimensionality) if isinstance(parsed, pint.Quantity) else ""
+
+
+def _singular(word: str) -> str:
+    word = word.removesuffix("ly").removesuffix("s")  # "weekly", "years"
+    return "day" if word == "dai" else word  # "daily"
 
 
 def _unstated(content: Any, goal: str) -> list[str]:

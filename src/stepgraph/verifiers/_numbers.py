@@ -33,6 +33,9 @@ from stepgraph.units import is_count_unit, parse_unit, quantity
 from stepgraph.verifiers._everyday import is_everyday
 
 _CLOCK_RANGE = re.compile(r"(\d{1,2}):(\d{2})\s*(?:to|-|until|and|–)\s*(\d{1,2}):(\d{2})")
+# "3/5 of the remaining cats": one share, 0.6 (GSM8K plans read 3 and 5 apart and
+# multiplied them). Not a date (3/15/2024) and not "24/7".
+_FRACTION = re.compile(r"(?<![\w.:/$])(\d+)/(\d+)(?![\w./]*\d)")
 _NUMBER = re.compile(r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%)?(?![\w:]*\d)")
 TOLERANCE = 1e-6
 # Numbers people write as words, with the forms a plan may use each in ("half as many" is
@@ -101,7 +104,8 @@ def goal_numbers(text: str) -> list[GoalNumber]:
     """Each number of a text in order: clock ranges as their length, 12% also as 0.12.
 
     A percentage whose clause says a share is lost or left (`_LOSS_WORDS`) is also
-    accepted as its complement: "12% lost" as 0.88 or 88.
+    accepted as its complement: "12% lost" as 0.88 or 88. A fraction ("3/5") is its
+    value, 0.6, which a plan may also write as 3 / 5 (or, beside such words, as 1 - 3/5).
     """
     found: list[GoalNumber] = []
     ranges = []
@@ -111,6 +115,10 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         hours = (end - start) % 24 or 24
         found.append(GoalNumber(match.group(0), hours, match.end(), False, hours, [hours]))
         ranges.append(match.span())
+    for match in _FRACTION.finditer(text):
+        if (fraction := _fraction(text, match)) is not None:
+            found.append(fraction)
+            ranges.append(match.span())
     for match in _NUMBER.finditer(text):
         if any(start <= match.start() < end for start, end in ranges):
             continue
@@ -122,6 +130,17 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         else:
             found.append(GoalNumber(written, number, match.end(), False, None, [number]))
     return sorted(found, key=lambda number: number.end)
+
+
+def _fraction(text: str, match: re.Match[str]) -> GoalNumber | None:
+    numerator, denominator = int(match.group(1)), int(match.group(2))
+    if denominator == 0 or match.group(0) == "24/7":
+        return None
+    value = numerator / denominator
+    accepted = [value, float(numerator), float(denominator)]
+    if _LOSS_WORDS.search(_clause(text, match.start(), match.end())):
+        accepted.append(1 - value)
+    return GoalNumber(match.group(0), value, match.end(), False, None, accepted)
 
 
 def word_numbers(text: str) -> list[GoalNumber]:
@@ -364,8 +383,13 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             unit = parse_unit("USD")
         elif worded_units or number not in words:
             rest = text[number.end :]
-            if worded_units and number in words and (article := _ARTICLE.match(rest)):
-                rest = rest[article.end() - 1 :]  # "half an hour" is 0.5 h, not 0.5 an hour
+            if (
+                worded_units
+                and number.text.casefold() in _PERIODS
+                and (article := _ARTICLE.match(rest))
+            ):
+                # "half an hour" is 0.5 h; "twice a week" is how often, no 2 weeks
+                rest = rest[article.end() - 1 :]
             unit = _unit_after(rest)
             if unit is not None:
                 unit_end = len(text) - len(rest) + _unit_word_end(rest)
