@@ -50,6 +50,8 @@ class ChatStreamServer:
     tokens_per_second: float = 20.0
     streaming: bool = True
     fail_after: int | None = None  # send an error event after this many tokens
+    # An older server: a request with ``stream_options`` is refused (400), as unknown.
+    refuses_stream_options: bool = False
     # Answers chosen by the request instead of by order, where it returns one: requests
     # sent side by side arrive in either order (the answers in order serve the rest).
     answer_for: Callable[[dict[str, Any]], str | None] | None = None
@@ -103,6 +105,23 @@ def _chunk(text: str | None, finish: str | None = None) -> bytes:
     return f"data: {json.dumps(payload)}\n\n".encode()
 
 
+def _usage_chunk(completion_tokens: int) -> bytes:
+    """The last chunk a server sends for ``stream_options.include_usage``: no choices."""
+    payload = {
+        "id": "chatcmpl-stream",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "stream-model",
+        "choices": [],
+        "usage": {
+            "prompt_tokens": 100,
+            "completion_tokens": completion_tokens,
+            "total_tokens": 100 + completion_tokens,
+        },
+    }
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
 def _completion(text: str, completion_tokens: int) -> bytes:
     return json.dumps(
         {
@@ -146,6 +165,14 @@ def _handler(owner: ChatStreamServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802  # the name http.server calls
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
+            if owner.refuses_stream_options and "stream_options" in body:
+                error = json.dumps({"error": {"message": "unknown field stream_options"}})
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(error)))
+                self.end_headers()
+                self.wfile.write(error.encode())
+                return
             text, record = owner.next_answer(body)
             pieces = tokens(text)
             record.total = len(pieces)
@@ -175,7 +202,10 @@ def _handler(owner: ChatStreamServer) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(_chunk(piece))
                     self.wfile.flush()
                     record.sent += 1
-                self.wfile.write(_chunk(None, "stop") + b"data: [DONE]\n\n")
+                self.wfile.write(_chunk(None, "stop"))
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    self.wfile.write(_usage_chunk(record.sent))
+                self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 record.stopped = True

@@ -1,6 +1,7 @@
 """Plans streamed into execution, over HTTP with the real openai client and a streaming server."""
 
 import json
+import re
 
 import pytest
 from benchmarks._chat_server import ChatStreamServer
@@ -187,6 +188,25 @@ def test_a_server_that_ignores_stream_is_read_whole(tmp_path):
     assert result.status is RunStatus.VERIFIED and result.values["nights"] == 3
 
 
+def test_a_streamed_answer_journals_its_token_usage_for_budgets(tmp_path):
+    """The counts come on a last chunk when asked for (llama-server, OpenAI do so)."""
+    with ChatStreamServer([PLAN], tokens_per_second=FAST) as server:
+        result, journal = run(server, tmp_path / "s.jsonl", stream=True)
+    assert server.served[0].body["stream_options"] == {"include_usage": True}
+    response = next(e for e in journal.events if e.event == "llm.response")
+    assert response.stream == "complete" and result.status is RunStatus.VERIFIED
+    assert response.usage["completion_tokens"] == server.served[0].sent > 0
+
+
+def test_a_server_that_refuses_stream_options_still_streams_the_plan(tmp_path):
+    with ChatStreamServer([PLAN], tokens_per_second=FAST, refuses_stream_options=True) as server:
+        result, journal = run(server, tmp_path / "s.jsonl", stream=True)
+    assert [("stream_options" in s.body) for s in server.served] == [False]  # the retry
+    response = next(e for e in journal.events if e.event == "llm.response")
+    assert response.stream == "complete" and response.usage == {}
+    assert result.status is RunStatus.VERIFIED and result.values["nights"] == 3
+
+
 def test_a_streamed_run_with_a_stopped_answer_replays_exactly(tmp_path):
     """Replay streams the recorded answers again: the same steps start, nothing differs."""
     path = tmp_path / "s.jsonl"
@@ -266,7 +286,10 @@ def test_show_says_which_answers_were_streamed_and_which_stopped(tmp_path):
         run(server, path, stream=True)
     shown = invoke("show", path).output
     assert "model (plan, attempt 1): streamed: stopped;" in shown
-    assert "model (plan, attempt 2): streamed: complete;" in shown
+    flat = " ".join(shown.split())  # the console wraps long lines
+    assert re.search(
+        r"model \(plan, attempt 2\): completion_tokens \d+, .*?; streamed: complete;", flat
+    )
 
 
 def test_a_plan_that_fails_whole_plan_checks_at_its_end_goes_back_to_the_planner(tmp_path):

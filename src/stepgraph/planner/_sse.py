@@ -42,13 +42,19 @@ def stream_completion(
     """Send one chat completion with ``stream=True``; give `on_text` the answer as it grows.
 
     A server that ignores ``stream`` and answers with one JSON body is read whole, and
-    `on_text` gets the whole answer at once (outcome "not streamed"). Errors of status,
-    connection and timeout are the SDK's, for the caller's retries.
+    `on_text` gets the whole answer at once (outcome "not streamed"). The token usage is
+    asked for (``stream_options.include_usage``, which budgets count); a server that
+    refuses the option is asked again without it, and its usage stays unknown. Errors of
+    status, connection and timeout are the SDK's, for the caller's retries.
     """
     import openai  # here, not at import time: `stepgraph --help` need not load the SDK
     from openai.types.chat import ChatCompletion
 
-    raw = client.chat.completions.with_raw_response.create(stream=True, **request)
+    create = client.chat.completions.with_raw_response.create
+    try:  # the token counts come on a last chunk only when asked for
+        raw = create(stream=True, stream_options={"include_usage": True}, **request)
+    except openai.BadRequestError:  # a server that knows no stream_options: without them
+        raw = create(stream=True, **request)
     if "text/event-stream" not in raw.headers.get("content-type", ""):
         try:
             raw.http_response.read()
