@@ -350,3 +350,31 @@ def test_a_calendar_factor_beside_a_duration_is_still_a_hand_conversion():
     goal = "A film lasts 135 minutes. How many hours is that?"
     with pytest.raises(PlanningError, match="60 looks like a conversion factor"):
         _lines_run(goal, 'hours = duration / 60\nanswer = f"{hours} hours"')
+
+
+FAIRIES = (
+    "Katelyn saw 50 fairies flying above the forest. Then half as many fairies came from the "
+    "east and joined them, and later 30 fairies flew away. How many fairies are remaining?"
+)
+
+
+def test_a_unit_label_on_a_plain_number_is_dropped_and_said():
+    """A 1.5B model copied the slot: `fairies: "h" = ...` on a count, refused three times."""
+    from stepgraph import RunStatus
+
+    lines = (
+        'joined: "h" = fairies_50 + half * fairies_50\n'
+        "left = joined - fairies_30\n"
+        'answer = f"{left} fairies"'
+    )
+    result = _lines_run(FAIRIES, lines)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.answer.startswith("45 fairies")
+    proposed = result.plan.steps[0]
+    assert proposed.id == "joined" and proposed.expect_unit is None
+
+
+def test_a_unit_label_of_another_kind_than_the_steps_own_stays_refused():
+    goal = "A film lasts 135 minutes and a walk 2 km. How long are both?"
+    with pytest.raises(PlanningError, match=r"output is in \[time\] but expect_unit 'km'"):
+        _lines_run(goal, 'both: "km" = walk + walk\nanswer = f"{both} and {distance}"')

@@ -209,13 +209,46 @@ def parse_plan(
     try:
         graph = validate_plan(plan, tools, values, checks, answer=answer)
     except PlanValidationError as e:
-        problems += e.problems
+        unlabelled = _without_plain_labels(plan, e.problems, repairs)
+        if unlabelled is None:
+            problems += e.problems
+        else:
+            plan = unlabelled
+            try:
+                graph = validate_plan(plan, tools, values, checks, answer=answer)
+            except PlanValidationError as again:
+                problems += again.problems
     if problems:
         return ParsedPlan(None, problems, repairs, data)
     return ParsedPlan(plan, [], repairs, data, graph)
 
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_PLAIN_LABELLED = "the output is a plain number, but expect_unit"
+
+
+def _without_plain_labels(
+    plan: StepGraph, problems: list[PlanProblem], repairs: list[str]
+) -> StepGraph | None:
+    """The plan without the units it declares on plain numbers (None: it declares none).
+
+    A small model copies the unit slot (``fairies: "h" = fairies_50 + 25``) onto a count:
+    nothing the step computes has that unit, so the label, not the number, is wrong. A
+    unit the step's own quantities give it, but another one, stays refused.
+    """
+    labelled = {p.step for p in problems if p.step and p.message.startswith(_PLAIN_LABELLED)}
+    if not labelled:
+        return None
+    steps = []
+    for step in plan.steps:
+        if step.id in labelled:
+            repairs.append(
+                f"step '{step.id}': its output is a plain number, so its unit label "
+                f"'{step.expect_unit}' was dropped"
+            )
+            step = step.model_copy(update={"expect_unit": None})
+        steps.append(step)
+    return plan.model_copy(update={"steps": steps})
 
 
 def _stated(values: Mapping[str, Any], read: Mapping[str, GroundedInput]) -> set[float]:
