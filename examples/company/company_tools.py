@@ -46,6 +46,9 @@ def find_company(name: str) -> dict[str, Any]:
 
     Args:
         name: The registered company name.
+
+    Returns:
+        A record with id (an integer), name and country: pass its id on, company.id.
     """
     with _connect() as db:
         row = db.execute("SELECT id, name, country FROM company WHERE name = ?", (name,)).fetchone()
@@ -79,6 +82,12 @@ def list_shareholders(company_id: int) -> dict[str, Any]:
 
     Args:
         company_id: The id returned by find_company.
+
+    Returns:
+        A record with count (how many holders), largest (the largest holder, with holder
+        and percent), total_percent (all holders together) and holders (a list, largest
+        first, each with holder and percent). A plan refers to a field by its path: the
+        largest share is largest.percent, the second holder's holders.1.percent.
     """
     with _connect() as db:
         rows = db.execute(

@@ -486,11 +486,70 @@ def test_a_field_path_is_only_a_key_or_an_index_never_an_attribute_of_python(tmp
         """Rows of a table."""
         return [{"held": 3}]
 
-    lines = 'rows = list_rows()\nx = rows.__class__.__init__\nanswer = f"{x}"'
+    lines = 'rows = list_rows()\nx = rows.__class__.__init__ + 1\nanswer = f"{x}"'
     data = read_lines(lines, [], {"list_rows": []})
-    assert data["steps"][1]["args"]["expression"] == "${rows.__class__.__init__}"
+    assert data["steps"][1]["args"]["expression"] == "${rows.__class__.__init__} + 1"
     planner = Planner(ScriptedLLM([lines]), syntax="lines", plan_retries=0)
     engine = Engine(tools=[list_rows], planner=planner, repair_rounds=0)
     result = engine.run(Task(goal="What is held?"), journal=tmp_path / "j.jsonl")
     assert result.status is RunStatus.STEP_FAILED and list(result.failed) == ["x"]
     assert "no field '__class__' (have: list)" in result.failed["x"]
+    # a name for the path alone is no step: the answer looks it up, and finds no field
+    named = 'rows = list_rows()\nx = rows.__class__.__init__\nanswer = f"{x}"'
+    planner = Planner(ScriptedLLM([named]), syntax="lines", plan_retries=0)
+    engine = Engine(tools=[list_rows], planner=planner, repair_rounds=0)
+    result = engine.run(Task(goal="What is held?"), journal=tmp_path / "k.jsonl")
+    assert result.status is RunStatus.UNVERIFIED
+    assert "no field '__class__' (have: list)" in result.answer
+
+
+COMPANY = ["find_company", "list_shareholders", "calculate"]
+
+
+def test_a_tool_call_inside_another_is_a_step_of_its_own_first():
+    """As Python nests calls (the suite's lookups): each call runs as its own step."""
+    tools = {"find_company": ["name"], "list_shareholders": ["company_id"], "calculate": []}
+    lines = (
+        'holders = list_shareholders(find_company("Acme Data Systems")["id"])\n'
+        'largest = holders["largest"]\n'
+        "share = largest['percent'] + holders.holders[1].percent\n"
+        'answer = f"{share} % ({largest})"'
+    )
+    data = read_lines(lines, [], tools)
+    assert data["steps"] == [
+        {"id": "find_company", "tool": "find_company", "args": {"name": "Acme Data Systems"}},
+        {
+            "id": "holders",
+            "tool": "list_shareholders",
+            "args": {"company_id": "${find_company.id}"},
+        },
+        {
+            "id": "share",
+            "tool": "calculate",
+            "args": {"expression": "${holders.largest.percent} + ${holders.holders.1.percent}"},
+        },
+    ]
+    assert data["answer"] == "${share} % (${holders.largest})"  # a name of a field is no step
+
+
+def test_the_suite_s_lookup_planned_with_nested_calls_runs_on_the_company_tools(tmp_path):
+    import sys
+
+    from stepgraph import Engine, Task
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "company"))
+    import company_tools
+
+    lines = (
+        'holders = list_shareholders(find_company("Acme Data Systems")["id"])\n'
+        'share = holders["largest"]["percent"]\n'
+        'answer = f"{share} %"'
+    )
+    tools = [company_tools.find_company, company_tools.list_shareholders]
+    planner = Planner(ScriptedLLM([lines]), syntax="lines", plan_retries=0)
+    result = Engine(tools=tools, planner=planner).run(
+        Task(goal="What percentage of Acme Data Systems does its largest shareholder hold?")
+    )
+    assert result.status is RunStatus.VERIFIED  # both lookups checked backwards
+    assert result.answer.startswith("38.5 %"), result.answer  # the suite expects 38.5 %
+    assert [step.tool for step in result.plan.steps] == ["find_company", "list_shareholders"]

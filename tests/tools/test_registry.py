@@ -36,6 +36,30 @@ def test_schema_comes_from_type_hints_and_docstring():
     }
 
 
+def test_what_a_tool_returns_is_told_to_the_planner_with_its_fields():
+    """A record's fields, documented under Returns:, are what a plan refers to by path."""
+    from stepgraph.planner._prompt import tool_guide
+
+    @tool
+    def find_company(name: str) -> dict:
+        """Look up a company by name.
+
+        Args:
+            name: The registered name.
+
+        Returns:
+            A record with id and
+            country.
+        """
+        return {"id": 1, "country": "DE"}
+
+    assert find_company.description == (
+        "Look up a company by name.\n\nReturns: A record with id and country."
+    )
+    registry = ToolRegistry([find_company])
+    assert "Returns: A record with id and country." in tool_guide(registry)
+
+
 def test_arguments_are_validated_before_the_call():
     calls = []
 

@@ -31,7 +31,7 @@ import re
 import tokenize
 from collections.abc import Collection, Mapping, Sequence
 from keyword import iskeyword
-from typing import Any
+from typing import Any, cast
 
 from stepgraph.planner._read_goal import unique_name
 
@@ -222,6 +222,14 @@ class _Reader:
         if name == "answer":
             self.answer = self._answer(value, where)
             return
+        value = self._hoisted(value, where)
+        alias = _field_path(value) if unit is None else None
+        if alias is not None and not self.scope.get(alias[0], "").startswith("${inputs."):
+            # `largest = holders["largest"]`: a name for a field of a step's record, as
+            # Python binds it; no step, since calculate computes numbers, not records.
+            reference = self._reference(alias[0], where)
+            self.scope[name] = f"{reference[:-1]}.{'.'.join(alias[1])}}}"
+            return
         comment = self.comments.get(node.lineno, ("", True))
         literal = isinstance(value, ast.Constant) and not isinstance(value.value, bool)
         if literal and comment[0] and not comment[1]:
@@ -248,6 +256,34 @@ class _Reader:
             step["expect_unit"] = unit
         self.steps.append(step)
         self.scope[name] = f"${{{step_id}}}"
+
+    def _hoisted(self, value: ast.expr, where: str) -> ast.expr:
+        """`value` with each tool call inside it made a step of its own, named by its tool.
+
+        ``list_shareholders(find_company("Acme"))`` and ``find_company("Acme")["id"]`` are
+        how Python nests calls; a plan runs each call as a step, so the inner one comes
+        first and the outer one refers to it (``${find_company}``, ``${find_company.id}``).
+        The line's own call, if it is one, stays the line's step.
+        """
+        reader = self
+
+        class _Calls(ast.NodeTransformer):
+            def visit_Call(self, call: ast.Call) -> ast.AST:
+                self.generic_visit(call)  # the innermost call first
+                if not (isinstance(call.func, ast.Name) and call.func.id in reader.tools):
+                    return call
+                step_id = reader._new_id(call.func.id)
+                args = reader._arguments(call, where)
+                reader.steps.append({"id": step_id, "tool": call.func.id, "args": args})
+                reader.scope[step_id] = f"${{{step_id}}}"
+                return ast.Name(id=step_id, ctx=ast.Load())
+
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            value.args = [_Calls().visit(arg) for arg in value.args]
+            for keyword in value.keywords:
+                keyword.value = _Calls().visit(keyword.value)
+            return value
+        return cast(ast.expr, _Calls().visit(value))
 
     def _unused(self, call: ast.Call, where: str) -> dict[str, str]:
         """``unused(three, "it counts the classes listed")``: a number the answer needs not."""

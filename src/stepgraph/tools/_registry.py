@@ -31,14 +31,19 @@ Reverser = Callable[[str, dict[str, Any], Any], "Verdict | None"]
 
 
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
-    """A Google-style docstring's text (all but its sections) and its ``Args:`` entries.
+    """A Google-style docstring's text and ``Returns:`` section, and its ``Args:`` entries.
 
     The text is the description a planner reads, so a tool's "use it for / not for"
-    paragraphs reach the model, not only the summary line.
+    paragraphs reach the model, not only the summary line; so does what it returns (the
+    fields of a record), which a plan refers to as ``${step.field}``.
     """
     parsed = docstring_parser.parse(doc, style=docstring_parser.DocstringStyle.GOOGLE)
     text = "\n\n".join(part for part in (parsed.short_description, parsed.long_description) if part)
     paragraphs = [" ".join(part.split()) for part in text.split("\n\n") if part.strip()]
+    if parsed.returns is not None and (
+        returned := " ".join((parsed.returns.description or "").split())
+    ):
+        paragraphs.append(f"Returns: {returned}")
     arg_docs = {p.arg_name: " ".join((p.description or "").split()) for p in parsed.params}
     return "\n\n".join(paragraphs), arg_docs
 
