@@ -378,3 +378,19 @@ def test_a_unit_label_of_another_kind_than_the_steps_own_stays_refused():
     goal = "A film lasts 135 minutes and a walk 2 km. How long are both?"
     with pytest.raises(PlanningError, match=r"output is in \[time\] but expect_unit 'km'"):
         _lines_run(goal, 'both: "km" = walk + walk\nanswer = f"{both} and {distance}"')
+
+
+def test_every_number_word_to_ninety_nine_is_read_as_one_number():
+    """GSM8K train 3061: "seventeen phrases" went unread; two plans agreed without it."""
+    goal = "The parrot knows seventeen phrases, twenty-five words and sixty songs."
+    assert sorted(_values(goal).values()) == ["17", "25", "60"]
+    read = read_inputs(goal, numbered=True)
+    assert list(read) == ["phrases_17", "words_25", "songs_60"]
+    step = {"expression": "${inputs.words_25} + ${inputs.songs_60}"}
+    plan = StepGraph.model_validate({"steps": [{"id": "a", "tool": "calculate", "args": step}]})
+    plan = bind_read_inputs(plan, read)
+    problems = [str(p) for p in grounding_problems(plan, _prepared(Task(goal=goal)))]
+    assert problems == [
+        "the goal states 'seventeen' but no step or check uses it: write it where it belongs, "
+        'or list it under "unused" with why the answer does not need it'
+    ]

@@ -43,11 +43,19 @@ TOLERANCE = 1e-6
 _WORD_VALUES: dict[str, tuple[float, ...]] = {
     "two": (2,), "three": (3,), "four": (4,), "five": (5,), "six": (6,), "seven": (7,),
     "eight": (8,), "nine": (9,), "ten": (10,), "eleven": (11,), "twelve": (12,),
-    "fifteen": (15,), "twenty": (20,), "thirty": (30,), "forty": (40,), "fifty": (50,),
-    "hundred": (100,), "thousand": (1000,), "dozen": (12,), "half": (0.5, 2),
+    "thirteen": (13,), "fourteen": (14,), "fifteen": (15,), "sixteen": (16,),
+    "seventeen": (17,), "eighteen": (18,), "nineteen": (19,), "twenty": (20,), "thirty": (30,),
+    "forty": (40,), "fifty": (50,), "sixty": (60,), "seventy": (70,), "eighty": (80,),
+    "ninety": (90,), "hundred": (100,), "thousand": (1000,), "dozen": (12,), "half": (0.5, 2),
     "quarter": (0.25, 4), "twice": (2,), "double": (2,), "triple": (3,), "thrice": (3,),
 }  # fmt: skip
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_VALUES) + r")\b", re.IGNORECASE)
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_UNITS = "one|two|three|four|five|six|seven|eight|nine"
+# "twenty-five" is 25, one number (GSM8K writes them so), never 20 and 5.
+_NUMBER_WORD = re.compile(
+    rf"\b((?:{_TENS})[- ](?:{_UNITS})|" + "|".join(_WORD_VALUES) + r")\b", re.IGNORECASE
+)
+_ONES = {word: n for n, word in enumerate(_UNITS.split("|"), start=1)}
 # "the first quarter", "that half", "per quarter": a part of a game or a year, named, not
 # a share of something (GSM8K train 1068 read "quarter" as 0.25 twice, and every plan was
 # refused for not using it).
@@ -155,7 +163,8 @@ def word_numbers(text: str) -> list[GoalNumber]:
         word = match.group(1).casefold()
         if word in _PERIODS and _PERIOD_BEFORE.search(text, 0, match.start()):
             continue
-        values = _WORD_VALUES[word]
+        tens, _, ones = word.replace("-", " ").partition(" ")
+        values = (_WORD_VALUES[tens][0] + _ONES[ones],) if ones else _WORD_VALUES[word]
         found.append(GoalNumber(match.group(0), values[0], match.end(), False, None, [*values]))
     return found
 
