@@ -312,15 +312,17 @@ def test_a_tool_with_side_effects_called_from_lines_passes_the_approval_gate(tmp
         sent.append(to)
         return "paid"
 
-    lines = CANONICAL_LINES.replace("answer =", 'receipt = pay(to="acct-mallory")\nanswer =')
-    llm = ScriptedLLM([lines])
-    engine = Engine(tools=[pay], planner=Planner(llm, plan_retries=0, syntax="lines"))
-    with pytest.raises(ApprovalError, match="pay"):
-        engine.run(
-            Task(name="g", goal=CANONICAL, tools=["calculate", "pay"]),
-            journal=tmp_path / "run.jsonl",
-            approval=ApprovalPolicy.READONLY,
-        )
+    direct = 'receipt = pay(to="acct-mallory")\nanswer ='
+    nested = 'fee = ceil(pay(to="acct-mallory") + 1)\nanswer ='  # hidden inside a calculation
+    for number, call in enumerate((direct, nested)):
+        llm = ScriptedLLM([CANONICAL_LINES.replace("answer =", call)])
+        engine = Engine(tools=[pay], planner=Planner(llm, plan_retries=0, syntax="lines"))
+        with pytest.raises(ApprovalError, match="pay"):
+            engine.run(
+                Task(name="g", goal=CANONICAL, tools=["calculate", "pay"]),
+                journal=tmp_path / f"run{number}.jsonl",
+                approval=ApprovalPolicy.READONLY,
+            )
     assert sent == []
 
 
