@@ -76,3 +76,25 @@ def test_a_step_that_declares_its_unit_is_converted_from_it(tmp_path):
     assert result.values["minutes"].magnitude == pytest.approx(31.33333, rel=1e-5)
     [proposed] = journal.of_kind("plan.proposed")
     assert any("download_time (h) to min by hand" in r for r in proposed.repairs)
+
+
+def test_a_step_whose_unit_is_traced_not_declared_is_converted_from_it(tmp_path):
+    """GSM8K train 424: the rice left is in kg because its inputs are; `* 1000` into grams."""
+    goal = (
+        "Rose had 10 kilograms of rice. She cooked 9/10 kilograms in the morning and 1/4 of "
+        "the remaining in the evening. How many grams of rice did she have left?"
+    )
+    lines = (
+        "left = rice - weight\n"
+        "left_evening = left - n1_over_4 * left\n"
+        'grams: "g" = left_evening * 1000\n'
+        'answer = f"{grams} grams"'
+    )
+    llm = ScriptedLLM([lines])
+    planner = Planner(llm, plan_retries=0, syntax="lines", numbered_names=True)
+    path = tmp_path / "run.jsonl"
+    result = Engine(planner=planner).run(Task(name="g", goal=goal), journal=path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.values["grams"].magnitude == pytest.approx(6825)
+    [proposed] = read_journal(path).of_kind("plan.proposed")
+    assert any("left_evening (kg) to g by hand" in r for r in proposed.repairs)

@@ -555,3 +555,10 @@ def test_the_suite_s_lookup_planned_with_nested_calls_runs_on_the_company_tools(
     assert result.status is RunStatus.VERIFIED  # both lookups checked backwards
     assert result.answer.startswith("38.5 %"), result.answer  # the suite expects 38.5 %
     assert [step.tool for step in result.plan.steps] == ["find_company", "list_shareholders"]
+
+
+def test_a_line_indented_at_random_is_read():
+    # GSM8K train 1284: " showers_per_day = 2" was refused as "unexpected indent"
+    lines = "days = week\n  per_day = days * n2\nanswer = f'{per_day}'"
+    plan = read_lines(lines, ["week", "n2"], [])
+    assert [step["id"] for step in plan["steps"]] == ["days", "per_day"]

@@ -19,6 +19,7 @@ if _TYPE_CHECKING:
         build_graph,
         check_plan,
         dependencies,
+        static_outputs,
         step_problems,
         validate_plan,
     )
@@ -48,6 +49,7 @@ __all__ = [
     "natural_key",
     "plan_diff",
     "route_crossings",
+    "static_outputs",
     "step_problems",
     "step_signatures",
     "validate_plan",
@@ -78,6 +80,7 @@ _MODULES = {
     "natural_key": "stepgraph.executor._layout",
     "plan_diff": "stepgraph.executor._reuse",
     "route_crossings": "stepgraph.executor._layout",
+    "static_outputs": "stepgraph.executor._validate",
     "step_problems": "stepgraph.executor._validate",
     "step_signatures": "stepgraph.executor._reuse",
     "validate_plan": "stepgraph.executor._validate",

@@ -272,6 +272,26 @@ def _cycle_problems(graph: nx.DiGraph) -> list[PlanProblem]:
     return problems
 
 
+def static_outputs(
+    plan: StepGraph, tools: ToolRegistry, inputs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Each step's output as the static checks see it: magnitude 1 in its real unit.
+
+    A step whose unit cannot be known (an unknown tool, a record, a refused unit) maps to
+    `UNKNOWN`; a plan with a cycle or a repeated id gets no prototypes at all.
+    """
+    refs = {step.id: _arg_references(step) for step in plan.steps}
+    if len(refs) != len(plan.steps):
+        return {}
+    graph = build_graph(plan.steps)
+    try:
+        order = list(nx.topological_sort(graph))
+    except nx.NetworkXUnfeasible:
+        return {}
+    prototypes, _ = _prototypes(graph, order, refs, tools, inputs)
+    return {step_id: prototypes[step_id] for step_id in refs}
+
+
 def _unit_problems(
     graph: nx.DiGraph,
     order: list[str],
@@ -280,6 +300,16 @@ def _unit_problems(
     inputs: Mapping[str, Any],
 ) -> list[PlanProblem]:
     """Run each tool's static hook on prototypes (magnitude 1, real units) in graph order."""
+    return _prototypes(graph, order, refs, tools, inputs)[1]
+
+
+def _prototypes(
+    graph: nx.DiGraph,
+    order: list[str],
+    refs: dict[str, dict[str, list[Reference]]],
+    tools: ToolRegistry,
+    inputs: Mapping[str, Any],
+) -> tuple[dict[str, Any], list[PlanProblem]]:
     prototypes: dict[str, Any] = {"inputs": dict(inputs)}
     problems = []
     nodes: dict[str, dict[str, Any]] = graph._node  # the plain dicts networkx's view wraps
@@ -313,7 +343,7 @@ def _unit_problems(
             else:
                 prototype = quantity(1, expected)
         prototypes[step_id] = prototype
-    return problems
+    return prototypes, problems
 
 
 def _malformed(text: str) -> str:

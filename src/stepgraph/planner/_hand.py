@@ -4,10 +4,10 @@ A small model asked for MB/s of "450 Mbps" writes ``speed: "MB/s" = link / 8``: 
 it declares converts the value, and its ``/ 8`` converts it a second time (7.03 MB/s,
 not 56.25). The static checks refuse the 8 as a factor done by hand, and the model, shown
 why, writes it again (seen on the suite's unit traps, 2026-12-03). Where the step is just
-one input (or an earlier step that declares its unit) times or over one number, and that
-number is exactly what converts that unit into the declared one, the number can mean
-nothing else: it is dropped, the units convert, and the repair is said among the plan's
-repairs. Anything else stays refused.
+one input or earlier step (whose unit it declares, or the static checks trace) times or
+over one number, and that number is exactly what converts that unit into the declared
+one, the number can mean nothing else: it is dropped, the units convert, and the repair
+is said among the plan's repairs. Anything else stays refused.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from typing import Any, cast
 import pint
 
 from stepgraph.exceptions import StepgraphError
+from stepgraph.executor import static_outputs
 from stepgraph.model import StepGraph
+from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_unit, parse_unit, quantity
 
 _OPERAND = r"\$\{(?P<name>(?:inputs\.)?\w+)\}"  # an input, or an earlier step
@@ -37,7 +39,7 @@ def undo_hand_conversions(
     values: Mapping[str, Any],
     stated: Collection[float],
     repairs: list[str],
-    tools: Collection[str] = (),
+    tools: ToolRegistry,
 ) -> StepGraph:
     """The plan with each such hand conversion dropped; each one said in `repairs`.
 
@@ -45,7 +47,9 @@ def undo_hand_conversions(
     states is the goal's, never a conversion). Where `tools` has `unit_convert` the step
     becomes that tool's call, which the reflection stage converts back to check.
     """
-    units = _operand_units(plan, values)
+    if not any(step.expect_unit for step in plan.steps):
+        return plan
+    units = _operand_units(plan, values, tools)
     steps, undone = [], False
     for step in plan.steps:
         expression = step.args.get("expression") if step.tool == "calculate" else None
@@ -65,7 +69,7 @@ def undo_hand_conversions(
             f"{step.expect_unit} by hand; the declared unit converts it"
         )
         reference = f"${{{name}}}"
-        if "unit_convert" in tools:
+        if "unit_convert" in tools.names():
             call = {
                 "tool": "unit_convert",
                 "args": {"value": reference, "to_unit": step.expect_unit},
@@ -76,13 +80,22 @@ def undo_hand_conversions(
     return plan.model_copy(update={"steps": steps}) if undone else plan
 
 
-def _operand_units(plan: StepGraph, values: Mapping[str, Any]) -> dict[str, pint.Unit]:
-    """The unit of each input with one, and of each step that declares one, by reference."""
+def _operand_units(
+    plan: StepGraph, values: Mapping[str, Any], tools: ToolRegistry
+) -> dict[str, pint.Unit]:
+    """The unit of each input and step with one, by reference; a declared unit comes first.
+
+    A traced unit counts too: ``left = rice - cooked`` is in kg when both are (GSM8K train
+    424: ``left_g: "g" = left * 1000`` was refused three times).
+    """
     units: dict[str, pint.Unit] = {
         f"inputs.{name}": cast(pint.Unit, value.units)  # pint types it as its PlainUnit
         for name, value in values.items()
         if isinstance(value, pint.Quantity)
     }
+    for step_id, output in static_outputs(plan, tools, values).items():
+        if isinstance(output, pint.Quantity) and not output.dimensionless:
+            units[step_id] = cast(pint.Unit, output.units)
     for step in plan.steps:
         if step.expect_unit:
             try:

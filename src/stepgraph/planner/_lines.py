@@ -65,14 +65,13 @@ def read_lines(
         try:
             tree = ast.parse(source)
         except SyntaxError as first:
-            # A code model writes a quantity as it reads ("150 USD"): quoted, it is the
-            # unit string the syntax asks for. Anything else stays the model's to fix.
-            quoted = _quote_quantities(source)
-            if quoted == source:
-                raise
-            try:
-                tree, source = ast.parse(quoted), quoted
-            except SyntaxError:
+            for candidate in _second_readings(source):
+                try:
+                    tree, source = ast.parse(candidate), candidate
+                    break
+                except SyntaxError:
+                    continue
+            else:
                 raise first from None
         reader = _Reader(inputs, tools, _comments(source), numbers or {})
         data = reader.read(tree)
@@ -84,6 +83,21 @@ def read_lines(
         raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
     except (RecursionError, MemoryError):  # "a + a + ... + a" a hundred thousand times
         raise LinesError("the plan is too deeply nested: one short line per step") from None
+
+
+def _second_readings(source: str) -> list[str]:
+    """What a refused text may have meant, to be parsed in turn; anything else is the model's.
+
+    A code model writes a quantity as it reads ("150 USD"): quoted, it is the unit string
+    the syntax asks for. It indents a line at random (GSM8K train 1284: " showers = 2"):
+    plan lines hold no blocks, so an indent means nothing.
+    """
+    quoted = _quote_quantities(source)
+    dedented = "\n".join(line.lstrip() for line in source.splitlines()) + "\n"
+    found = [quoted] if quoted != source else []
+    if dedented != source:
+        found += [dedented, _quote_quantities(dedented)]
+    return found
 
 
 def _quote_quantities(source: str) -> str:

@@ -204,7 +204,7 @@ def parse_plan(
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
     values = {**declared, **(inputs or {})}
     stated = _stated(values, read or {})
-    plan = undo_hand_conversions(plan, values, stated, repairs, tools.names())
+    plan = undo_hand_conversions(plan, values, stated, repairs, tools)
     graph = None
     try:
         graph = validate_plan(plan, tools, values, checks, answer=answer)

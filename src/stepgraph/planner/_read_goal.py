@@ -20,7 +20,7 @@ from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.references import find_references
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
-from stepgraph.verifiers import ReadNumber, read_numbers, word_numbers
+from stepgraph.verifiers import ReadNumber, read_numbers, word_numbers, worded_fraction
 from stepgraph.verifiers._everyday import is_everyday
 
 _NAME_WORD = re.compile(r"[A-Za-z][A-Za-z_]{1,23}")
@@ -30,6 +30,10 @@ _SKIP = {
     "times", "that", "this", "from", "into", "over", "how", "what", "his", "her", "their",
     "st", "nd", "rd", "th",  # an ordinal's ending: "the 3rd floor" names the floor
 }  # fmt: skip
+_COMPARATIVES = {"less", "more", "fewer"}
+_DOLLAR = parse_unit("USD")
+_MULTIPLIERS = {"twice", "double", "triple", "thrice"}
+_SHARE_OF = re.compile(r"\s+of\b", re.IGNORECASE)  # right after a percentage
 _QUOTE_WORDS = 4  # words after the number kept in the quote: context for the model
 
 
@@ -54,6 +58,8 @@ def _read(goal: str, numbered: bool = False) -> tuple[tuple[str, GroundedInput],
         name = _name(goal, number.start, number.end, number.unit)
         if numbered:
             name = _numbered(name, goal[number.start : number.end], number.value, number.unit)
+            if "%" in goal[number.start : number.end] and _SHARE_OF.match(goal, number.end):
+                name = f"{name}_share"  # "30% of the tickets" is no count of tickets
             name = _lettered(name, inputs)  # usd_10_2 would read as 10.2
         else:
             name = unique_name(name, inputs)
@@ -139,13 +145,24 @@ def _quote(goal: str, start: int, end: int) -> str:
 
 def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
     """A telling word of the quote after the number ("16 eggs" -> eggs), else the unit's kind."""
+    if goal[start:end].casefold() in _MULTIPLIERS:  # "double what Eduardo teaches": no eduardo
+        return goal[start:end].casefold()
     words: list[str] = _NAME_WORD.findall(_quote(goal, start, end)[end - start :])
     if unit is not None and words and _is_unit(words[0]):
         words = words[1:]  # the unit's own word ("TB", "hours"), not "images" in a rate
-    reach = 4 if goal[start:end].endswith("%") else 2  # "12% of the traffic lost"
-    after = [w for w in words[:reach] if w.casefold() not in _SKIP]
+    share = goal[start:end].endswith("%") or worded_fraction(goal[start:end]) is not None
+    reach = 4 if share else 2  # "12% of the traffic lost"
+    folded = [w.casefold() for w in words[:reach]]
+    if "than" in folded:  # "20% less than on Tuesday": Tuesday is the other quantity
+        folded = folded[: folded.index("than")]
+    after = [w for w in folded if w not in _SKIP]
+    if after and folded[0] == "times":  # "three times Mark's age" multiplies; it is not Mark's
+        return "times"
     if after:
-        return after[0].casefold()
+        return after[0]
+    compared = [w for w in folded if w in _COMPARATIVES]
+    if share and compared:  # `less`, not a share named after what it is compared with
+        return compared[0]
     written = goal[start:end]
     if written.isalpha():  # "five away": the number word names itself
         return written.casefold()
@@ -161,17 +178,23 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
     quantity with another unit, a share and a clock range keep their names (`data`,
     `window`): their units tell them apart.
     """
-    money = written.startswith("$")
+    money = written.startswith("$") or unit == _DOLLAR  # "cost 13.00" beside "$10.00"
     if "%" in written or ":" in written or (unit is not None and not money):
         return name
     if written.isalpha() and name == written.casefold():  # "four": the word is the number
         return name
-    digits = f"{value:.12g}".replace(".", "_").replace("-", "minus_")
+    digits = _digits(value)
     if "/" in written:  # "3/5": its value 0.6 is named as the goal writes it
         digits = written.replace("/", "_over_")
+    if (parts := worded_fraction(written)) is not None:  # "two-thirds" as 2/3 is
+        digits = "{}_over_{}".format(*parts)
     if re.fullmatch(r"n[\d_]+", name):  # no telling word: the number alone
         return f"n{digits}"
     return f"{'usd' if money else name}_{digits}"
+
+
+def _digits(value: float) -> str:
+    return f"{value:.12g}".replace(".", "_").replace("-", "minus_")
 
 
 def _lettered(name: str, taken: Collection[str]) -> str:

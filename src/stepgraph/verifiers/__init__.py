@@ -9,6 +9,7 @@ from stepgraph.verifiers._numbers import (
     matches,
     read_numbers,
     word_numbers,
+    worded_fraction,
 )
 from stepgraph.verifiers._states import STEP_STATES, answer_checked, step_states
 from stepgraph.verifiers._trace import check_answer_template, trace_answer
@@ -35,5 +36,6 @@ __all__ = [
     "trace_answer",
     "verify",
     "word_numbers",
+    "worded_fraction",
     "write_said_units",
 ]

@@ -77,6 +77,7 @@ def unused_numbers(
         number
         for number in [*goal_numbers(goal), *word_numbers(goal)]
         if number.value != 0
+        and number.required
         and _plain(number.text) not in listed
         and not any(matches(u, number.accepted) for u in used)
         and not any(
@@ -102,7 +103,7 @@ def goal_coverage(
     `inputs` are the task's own input values and `checks` its own checks, for a task held
     to its goal's words (``grounded: true``).
     """
-    stated = [n for n in [*goal_numbers(goal), *word_numbers(goal)] if n.value != 0]
+    stated = [n for n in [*goal_numbers(goal), *word_numbers(goal)] if n.value != 0 and n.required]
     if not stated:
         return None
     unused = [number.text for number in unused_numbers(plan, goal, inputs, checks)]

@@ -64,6 +64,36 @@ _PERIOD_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _PERIODS = {"half", "quarter"}
+# "a third more", "a fourth of the money", "two-thirds of": one share (GSM8K train 1775 and
+# 2042 wrote `/ 3` and `/ 4`, refused as numbers the goal does not state). Only before
+# "of", a comparison or the clause's end: "a third book" is an ordinal. "a quarter" is a
+# number word of its own ("a quarter of an hour").
+_DENOMINATORS = {
+    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "quarter": 4,
+}  # fmt: skip
+_FRACTION_BODY = (
+    rf"\b(?P<numerator>a|one|{_UNITS})[\s-]+(?P<denominator>{'|'.join(_DENOMINATORS)})"
+    r"(?P<plural>s?)"
+)
+_FRACTION_PARTS = re.compile(_FRACTION_BODY, re.IGNORECASE)
+_FRACTION_WORD = re.compile(
+    _FRACTION_BODY + r"(?=\s+(?:of|more|less|fewer|as|off)\b|\s*[.,;:?!]|\s*$)", re.IGNORECASE
+)
+
+
+def worded_fraction(text: str) -> tuple[int, int] | None:
+    """The numerator and denominator of a fraction in words ("two-thirds": 2, 3), or None."""
+    match = _FRACTION_PARTS.fullmatch(text.strip())
+    if match is None:
+        return None
+    written = match.group("numerator").casefold()
+    numerator = 1 if written in ("a", "one") else _ONES[written]
+    word = match.group("denominator").casefold()
+    one = numerator == 1
+    if one == bool(match.group("plural")) or (one and word == "quarter"):
+        return None  # "a thirds", "two third", "a quarter" (a number word of its own)
+    return numerator, _DENOMINATORS[word]
 
 
 @dataclass(frozen=True)
@@ -77,6 +107,8 @@ class GoalNumber:
     clock_hours: float | None = None  # "00:00 to 06:00" is 6 hours
     accepted: list[float] = field(default_factory=list)
     complement: bool = False  # a percentage whose words say 1 - share is meant too
+    required: bool = True  # coverage asks for it; "the 3rd floor" names which floor
+    label: bool = False  # a name, not a quantity ("Book 1", "the 4th graders"): never read
 
 
 # Words that say a share is taken away, or that the rest is what counts: only beside one
@@ -136,8 +168,53 @@ def goal_numbers(text: str) -> list[GoalNumber]:
             words = _clause(text, match.start(), match.end())
             found.append(_percent(written, number, match.end(), bool(_LOSS_WORDS.search(words))))
         else:
-            found.append(GoalNumber(written, number, match.end(), False, None, [number]))
+            ordinal = _ORDINAL_END.match(text, match.end()) and not _EVERY_BEFORE.search(
+                text, 0, match.start()
+            )
+            label = bool(_GRADE_AFTER.match(text, match.end())) or _is_label(text, match)
+            found.append(
+                GoalNumber(
+                    written,
+                    number,
+                    match.end(),
+                    accepted=[number],
+                    required=not (ordinal or label),
+                    label=label,
+                )
+            )
     return sorted(found, key=lambda number: number.end)
+
+
+# "the 4th graders", "the 3rd floor": an ordinal names which one, so coverage does not ask
+# for it (a plan may still use it: "up 5 floors from the 3rd"); "every 3rd customer" counts.
+_ORDINAL_END = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
+# "the 4th graders bought 30%": a school year is a name, so the goal's reading offers it to no
+# plan (GSM8K train 3045: plans multiplied 30% by `graders_4`).
+_GRADE_AFTER = re.compile(r"(?:st|nd|rd|th)[\s-]+grade", re.IGNORECASE)
+# "Book 1 cost 13.00", "and Room 12": a number right after a capitalised noun that opens a
+# sentence or a list names that one (GSM8K train 2289 read "Book 1" as `cost_1` and plans
+# priced it). Not "gave Sara 8 apples" (no opening), nor "On Monday 20 cars" (a day).
+_LABEL_BEFORE = re.compile(r"(?:^|[.!?;,(&]\s*|\band\s+|\bor\s+)(?P<word>[A-Z][a-z]+) $")
+_NOT_LABELS = {
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "in", "on", "at", "by", "for", "after", "before",
+    "about", "over", "under", "only", "all", "each", "every", "then", "now", "if", "and",
+    "but", "so", "the", "of", "with", "from", "to", "there", "he", "she", "it", "they", "we",
+}  # fmt: skip
+
+
+def _is_label(text: str, match: re.Match[str]) -> bool:
+    before = _LABEL_BEFORE.search(text, 0, match.start())
+    return (
+        before is not None
+        and before.group("word").casefold() not in _NOT_LABELS
+        and re.fullmatch(r"\d+", match.group(1)) is not None
+        and text[match.end() : match.end() + 1] in ("", " ", ",", ".", "&")
+    )
+
+
+_EVERY_BEFORE = re.compile(r"\bevery\s+$", re.IGNORECASE)
 
 
 def _fraction(text: str, match: re.Match[str]) -> GoalNumber | None:
@@ -158,15 +235,27 @@ def word_numbers(text: str) -> list[GoalNumber]:
     in "Three classes have 28, 31 and 26 pupils" the word only counts the list. "half" or
     "quarter" after an ordinal or "that", "each", "per" names a period and is no number.
     """
-    found = []
+    found, spans = [], []
+    for match in _FRACTION_WORD.finditer(text):
+        if (parts := worded_fraction(match.group(0))) is None:
+            continue
+        numerator, denominator = parts
+        value = numerator / denominator
+        accepted = [value, float(numerator), float(denominator)]
+        if _LOSS_WORDS.search(_clause(text, match.start(), match.end())):
+            accepted.append(1 - value)
+        found.append(GoalNumber(match.group(0), value, match.end(), accepted=accepted))
+        spans.append(match.span())
     for match in _NUMBER_WORD.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue  # the "two" of "two thirds"
         word = match.group(1).casefold()
         if word in _PERIODS and _PERIOD_BEFORE.search(text, 0, match.start()):
             continue
         tens, _, ones = word.replace("-", " ").partition(" ")
         values = (_WORD_VALUES[tens][0] + _ONES[ones],) if ones else _WORD_VALUES[word]
         found.append(GoalNumber(match.group(0), values[0], match.end(), False, None, [*values]))
-    return found
+    return sorted(found, key=lambda number: number.end)
 
 
 @dataclass(frozen=True)
@@ -202,11 +291,36 @@ def stated_quantities(text: str) -> list[Stated]:
             found.append(Stated(number, parse_unit("percent")))
         else:
             units: list[pint.Unit | None] = [*_units_after(text[number.end :])] or [None]
-            if text[: number.end - len(number.text)].rstrip().endswith("$"):
+            if _is_money(text, number):
                 units = _money_units(text[number.end :])
+            if _AGES.search(text) and _YEAR in units:
+                units.append(None)  # an age: "4 years older" may be a plain 4
             found.extend(Stated(number, unit) for unit in units)
     found.extend(Stated(number, None) for number in word_numbers(text))
     return found
+
+
+# A question of ages counts years as plain numbers ("Ana will be 15 in 3 years, how old is
+# Sarah?": 15 is plain, so 3 years must add to it). GSM8K train 1307: every plan that added
+# "four years older" to an age was refused on units.
+_AGES = re.compile(r"\b(?:ages?|aged|old|older|younger)\b", re.IGNORECASE)
+_YEAR = parse_unit("year")
+
+
+# "Book 1 cost 13.00" in a goal that writes "$10.00" elsewhere: cents say it is money too
+# (GSM8K train 2289: every sum of the prices was refused, dollars plus a plain number).
+_CENTS = re.compile(r"\d+\.\d\d")
+
+
+def _is_money(text: str, number: GoalNumber) -> bool:
+    start = number.end - len(number.text)
+    if text[:start].rstrip().endswith("$"):
+        return True
+    return (
+        "$" in text
+        and _CENTS.fullmatch(number.text) is not None
+        and _unit_after(text[number.end :]) is None
+    )
 
 
 def _money_units(rest: str) -> list[pint.Unit | None]:
@@ -260,6 +374,8 @@ def quoted_quantities(quote: str, goal: str) -> list[Stated]:
     its complement counts, as it would for the quote "12% lost to retries".
     """
     stated = stated_quantities(quote)
+    if _AGES.search(goal):  # "3 years" quoted from a question of ages may be a plain 3
+        stated += [Stated(item.number, None) for item in stated if item.unit == _YEAR]
     written, goal_text = normalized(quote), normalized(goal)
     where = goal_text.find(written)
     if where < 0:
@@ -379,6 +495,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     found = []
     words = word_numbers(text)
     for number in [*goal_numbers(text), *words]:
+        if number.label:
+            continue
         start = number.end - len(number.text)
         unit: pint.Unit | None = None
         unit_end = -1
@@ -387,8 +505,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             unit = parse_unit("h")
         elif number.percent:
             value = number.value / 100
-        elif text[:start].endswith("$"):
-            start -= 1
+        elif _is_money(text, number):
+            start -= text[:start].endswith("$")
             unit = parse_unit("USD")
         elif worded_units or number not in words:
             rest = text[number.end :]
@@ -402,6 +520,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             unit = _unit_after(rest)
             if unit is not None:
                 unit_end = len(text) - len(rest) + _unit_word_end(rest)
+            if unit == _YEAR and _AGES.search(text):
+                unit = None
         if value != 0:
             found.append(ReadNumber(value, unit, start, number.end, unit_end))
     durations = any(r.unit is not None and r.unit.dimensionality == {_TIME: 1} for r in found)
