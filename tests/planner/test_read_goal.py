@@ -481,3 +481,14 @@ def test_an_ordinal_is_not_asked_for_by_coverage_and_a_grade_is_not_read():
     result = _lines_run(goal, 'left = tickets_3000 * (1 - tickets_share)\nanswer = f"{left}"')
     assert result.answer.startswith("2,100"), result.answer
     assert "floor_3" in read_inputs("Bill starts on the 3rd floor.", numbered=True)
+
+
+def test_a_percentage_written_as_a_word_is_a_share_that_grounds():
+    # GSM8K train 6514: "40 percent are juniors" was read as a plain 40, then refused by
+    # grounding as not what its own quote states
+    goal = "Of 500 students, 40 percent are juniors. How many juniors are there?"
+    read = read_inputs(goal, numbered=True)
+    assert read["juniors"].value == "0.4"
+    assert _grounding_of_every_input(goal, read) == []
+    result = _lines_run(goal, 'juniors_n = students_500 * juniors\nanswer = f"{juniors_n}"')
+    assert result.answer.startswith("200"), result.answer

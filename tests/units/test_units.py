@@ -124,10 +124,17 @@ def test_threads_racing_on_first_use_share_one_registry():
         ("$2.50", "2.5 USD"),
         ("$1,200", "1200 USD"),
         ("3 dollars", "3 USD"),
+        ("20 m2", "20 m^2"),  # a power typed without its sign
+        ("2 cm3", "2 cm^3"),
     ],
 )
 def test_the_unit_spellings_people_write_read_as_they_mean(written, meant):
     assert parse_quantity(written).to(parse_quantity(meant).units) == parse_quantity(meant)
+
+
+def test_a_typed_power_is_a_unit_but_a_name_in_an_expression_stays_a_name():
+    assert parse_unit("ft2") == parse_unit("ft^2")
+    assert evaluate("${x2} * 2", {"${x2}": 3}) == 6
 
 
 def test_currencies_never_add_up_without_an_exchange_rate():

@@ -20,7 +20,13 @@ from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.references import find_references
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
-from stepgraph.verifiers import ReadNumber, read_numbers, word_numbers, worded_fraction
+from stepgraph.verifiers import (
+    ReadNumber,
+    is_percent,
+    read_numbers,
+    word_numbers,
+    worded_fraction,
+)
 from stepgraph.verifiers._everyday import is_everyday
 
 _NAME_WORD = re.compile(r"[A-Za-z][A-Za-z_]{1,23}")
@@ -58,7 +64,7 @@ def _read(goal: str, numbered: bool = False) -> tuple[tuple[str, GroundedInput],
         name = _name(goal, number.start, number.end, number.unit)
         if numbered:
             name = _numbered(name, goal[number.start : number.end], number.value, number.unit)
-            if "%" in goal[number.start : number.end] and _SHARE_OF.match(goal, number.end):
+            if is_percent(goal[number.start : number.end]) and _SHARE_OF.match(goal, number.end):
                 name = f"{name}_share"  # "30% of the tickets" is no count of tickets
             name = _lettered(name, inputs)  # usd_10_2 would read as 10.2
         else:
@@ -85,7 +91,7 @@ def goal_shape(goal: str) -> str:
 
 def _kind_token(goal: str, number: ReadNumber) -> str:
     written = goal[number.start : number.end]
-    if written.endswith("%"):
+    if is_percent(written):
         return "<share>"
     if written.startswith("$"):
         return "<money>"
@@ -150,7 +156,7 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
     words: list[str] = _NAME_WORD.findall(_quote(goal, start, end)[end - start :])
     if unit is not None and words and _is_unit(words[0]):
         words = words[1:]  # the unit's own word ("TB", "hours"), not "images" in a rate
-    share = goal[start:end].endswith("%") or worded_fraction(goal[start:end]) is not None
+    share = is_percent(goal[start:end]) or worded_fraction(goal[start:end]) is not None
     reach = 4 if share else 2  # "12% of the traffic lost"
     folded = [w.casefold() for w in words[:reach]]
     if "than" in folded:  # "20% less than on Tuesday": Tuesday is the other quantity
@@ -179,7 +185,7 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
     `window`): their units tell them apart.
     """
     money = written.startswith("$") or unit == _DOLLAR  # "cost 13.00" beside "$10.00"
-    if "%" in written or ":" in written or (unit is not None and not money):
+    if is_percent(written) or ":" in written or (unit is not None and not money):
         return name
     if written.isalpha() and name == written.casefold():  # "four": the word is the number
         return name

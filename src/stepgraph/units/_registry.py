@@ -71,6 +71,12 @@ _DOLLAR_AMOUNT = re.compile(r"\$(?!\{)\s?(\d[\d,]*(?:\.\d+)?)")
 _DOLLAR_SIGN = re.compile(r"\$(?!\{)")
 
 
+# "m2", "ft2", "cm3": an area or a volume as people type it (GSM8K train 4454: "unknown
+# unit 'ft2'"), a power of a short symbol; pint reads only "ft^2" or "ft**2". Units and
+# quantities only: in an expression "x2" may be a name.
+_TYPED_POWER = re.compile(r"\b([A-Za-z]{1,3})([23])\b")
+
+
 def dollars(text: str) -> str:
     """Text with dollar signs spelled as the registry's unit: ``$2.50`` -> ``2.50 USD``."""
     if "$" not in text:
@@ -227,7 +233,7 @@ def parse_unit(text: str, *, counts: bool = True) -> pint.Unit:
 
     With `counts`, a plain lowercase word that is no unit (``nights``) is a count noun.
     """
-    spelled = dollars(text).strip()
+    spelled = _TYPED_POWER.sub(r"\1^\2", dollars(text)).strip()
     try:
         try:
             unit = registry().Unit(spelled)
@@ -257,7 +263,7 @@ def parse_quantity(text: str | float | int) -> Any:
         raise UnitError(f"expected a number or a quantity, got {text!r}")
     if isinstance(text, int | float):
         return text
-    spelled = dollars(text).strip()
+    spelled = _TYPED_POWER.sub(r"\1^\2", dollars(text)).strip()
     for _ in range(3):  # each pass may define one more count noun ("3 people per table")
         try:
             value: Any = registry().Quantity(spelled)

@@ -5,6 +5,7 @@ from stepgraph.verifiers._effect import effect_verdict, inert_inputs
 from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
 from stepgraph.verifiers._numbers import (
     ReadNumber,
+    is_percent,
     literal_numbers,
     matches,
     read_numbers,
@@ -27,6 +28,7 @@ __all__ = [
     "goal_coverage",
     "grounding_problems",
     "inert_inputs",
+    "is_percent",
     "literal_numbers",
     "matches",
     "read_numbers",

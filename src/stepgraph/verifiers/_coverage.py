@@ -89,7 +89,7 @@ def unused_numbers(
 
 
 def _plain(text: str) -> str:
-    return re.sub(r"[\s,]", "", text).rstrip("%").casefold()
+    return re.sub(r"(?:%|percent)$", "", re.sub(r"[\s,]", "", text).casefold())
 
 
 def goal_coverage(

@@ -36,7 +36,19 @@ _CLOCK_RANGE = re.compile(r"(\d{1,2}):(\d{2})\s*(?:to|-|until|and|–)\s*(\d{1,2
 # "3/5 of the remaining cats": one share, 0.6 (GSM8K plans read 3 and 5 apart and
 # multiplied them). Not a date (3/15/2024) and not "24/7".
 _FRACTION = re.compile(r"(?<![\w.:/$])(\d+)/(\d+)(?![\w./]*\d)")
-_NUMBER = re.compile(r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%)?(?![\w:]*\d)")
+# "40 percent are juniors" is 40% (GSM8K train 6514: read as a plain 40, which grounding
+# then refused as not what its quote states).
+_NUMBER = re.compile(
+    r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%|\s+per\s?cent\b)?(?![\w:]*\d)", re.IGNORECASE
+)
+_PERCENT_END = re.compile(r"(?:%|\bper\s?cent)$", re.IGNORECASE)
+
+
+def is_percent(written: str) -> bool:
+    """Whether a number as the goal writes it is a percentage: "12%", "40 percent"."""
+    return _PERCENT_END.search(written.strip()) is not None
+
+
 TOLERANCE = 1e-6
 # Numbers people write as words, with the forms a plan may use each in ("half as many" is
 # "/ 2" or "* 0.5"). "one" and "a" are left out: "one of them", "a day" state no quantity.
