@@ -84,3 +84,15 @@ def test_a_task_with_inputs_is_not_held_to_its_goal_text(run_task):
     result, _ = run_task(EXAMPLES / "migration.yaml")
     assert result.status is RunStatus.VERIFIED
     assert not [v for v in result.verdicts if v.kind == "coverage"]
+
+
+def test_an_ordinal_or_a_time_of_day_is_not_asked_for_but_every_nth_is():
+    from stepgraph.verifiers._numbers import goal_numbers
+
+    goal = (
+        "Admission is $8 before 6 P.M. The 4th graders came at 4 pm to the 3rd floor, and "
+        "every 3rd visitor won."
+    )
+    assert [(n.text, n.required) for n in goal_numbers(goal)] == [
+        ("8", True), ("6", False), ("4", False), ("4", False), ("3", False), ("3", True),
+    ]  # fmt: skip

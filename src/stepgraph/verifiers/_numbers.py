@@ -183,6 +183,7 @@ def goal_numbers(text: str) -> list[GoalNumber]:
             ordinal = _ORDINAL_END.match(text, match.end()) and not _EVERY_BEFORE.search(
                 text, 0, match.start()
             )
+            when = _TIME_OF_DAY.match(text, match.end()) is not None
             label = bool(_GRADE_AFTER.match(text, match.end())) or _is_label(text, match)
             found.append(
                 GoalNumber(
@@ -190,7 +191,7 @@ def goal_numbers(text: str) -> list[GoalNumber]:
                     number,
                     match.end(),
                     accepted=[number],
-                    required=not (ordinal or label),
+                    required=not (ordinal or when or label),
                     label=label,
                 )
             )
@@ -227,6 +228,9 @@ def _is_label(text: str, match: re.Match[str]) -> bool:
 
 
 _EVERY_BEFORE = re.compile(r"\bevery\s+$", re.IGNORECASE)
+# "before 6 P.M.", "at 4 pm": a time of day says when, as an ordinal says which (GSM8K train
+# 4701: every plan was refused for leaving "6 P.M." unused); a plan may still use it.
+_TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?\s?m\b\.?|o'clock)", re.IGNORECASE)
 
 
 def _fraction(text: str, match: re.Match[str]) -> GoalNumber | None:
