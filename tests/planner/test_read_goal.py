@@ -492,3 +492,8 @@ def test_a_percentage_written_as_a_word_is_a_share_that_grounds():
     assert _grounding_of_every_input(goal, read) == []
     result = _lines_run(goal, 'juniors_n = students_500 * juniors\nanswer = f"{juniors_n}"')
     assert result.answer.startswith("200"), result.answer
+
+
+def test_an_old_thing_is_no_question_of_ages():
+    goal = "An old press runs for 3 years at $50 a year. How much does it cost to run?"
+    assert str(read_inputs(goal, numbered=True)["duration"].value) == "3 a"

@@ -319,7 +319,7 @@ def stated_quantities(text: str) -> list[Stated]:
 # A question of ages counts years as plain numbers ("Ana will be 15 in 3 years, how old is
 # Sarah?": 15 is plain, so 3 years must add to it). GSM8K train 1307: every plan that added
 # "four years older" to an age was refused on units.
-_AGES = re.compile(r"\b(?:ages?|aged|old|older|younger)\b", re.IGNORECASE)
+_AGES = re.compile(r"\b(?:ages?|aged|how old|years? old|older|younger)\b", re.IGNORECASE)
 _YEAR = parse_unit("year")
 
 
