@@ -466,8 +466,9 @@ def test_cents_beside_a_dollar_sign_are_money_and_a_named_item_is_no_number():
     lines = "spent = usd_13 + usd_15 + usd_10\nmore = usd_50 - spent"
     result = _lines_run(goal, lines + '\nanswer = f"{more}"')
     assert result.answer.startswith("12 USD"), result.answer
-    # a name given a number is no label: "gave Sara 8 apples"
+    # no label: "gave Sara 8 apples", a number no series names ("Another 20 came")
     assert "apples_8" in read_inputs("He gave Sara 8 apples. How many?", numbered=True)
+    assert "people_20" in read_inputs("Another 20 people came.", numbered=True)
 
 
 def test_an_ordinal_is_not_asked_for_by_coverage_and_a_grade_is_not_read():

@@ -204,9 +204,10 @@ _ORDINAL_END = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
 # "the 4th graders bought 30%": a school year is a name, so the goal's reading offers it to no
 # plan (GSM8K train 3045: plans multiplied 30% by `graders_4`).
 _GRADE_AFTER = re.compile(r"(?:st|nd|rd|th)[\s-]+grade", re.IGNORECASE)
-# "Book 1 cost 13.00", "and Room 12": a number right after a capitalised noun that opens a
-# sentence or a list names that one (GSM8K train 2289 read "Book 1" as `cost_1` and plans
-# priced it). Not "gave Sara 8 apples" (no opening), nor "On Monday 20 cars" (a day).
+# "Book 1 cost 13.00 and Book 2 cost 15.00": a number right after a capitalised noun that
+# opens a sentence or a list, where the noun is numbered so more than once, names that one
+# (GSM8K train 2289 read "Book 1" as `cost_1` and plans priced it). Not "Another 20 came"
+# (one number), "gave Sara 8 apples" (no opening), "On Monday 20 cars" (a day).
 _LABEL_BEFORE = re.compile(r"(?:^|[.!?;,(&]\s*|\band\s+|\bor\s+)(?P<word>[A-Z][a-z]+) $")
 _NOT_LABELS = {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -219,12 +220,15 @@ _NOT_LABELS = {
 
 def _is_label(text: str, match: re.Match[str]) -> bool:
     before = _LABEL_BEFORE.search(text, 0, match.start())
-    return (
-        before is not None
-        and before.group("word").casefold() not in _NOT_LABELS
-        and re.fullmatch(r"\d+", match.group(1)) is not None
-        and text[match.end() : match.end() + 1] in ("", " ", ",", ".", "&")
-    )
+    if (
+        before is None
+        or before.group("word").casefold() in _NOT_LABELS
+        or re.fullmatch(r"\d+", match.group(1)) is None
+        or text[match.end() : match.end() + 1] not in ("", " ", ",", ".", "&")
+    ):
+        return False
+    series = re.findall(rf"\b{before.group('word')} (\d+)\b", text)
+    return len(set(series)) > 1
 
 
 _EVERY_BEFORE = re.compile(r"\bevery\s+$", re.IGNORECASE)
