@@ -19,6 +19,9 @@ def _block(code: str) -> str:
         ('x = 7\nprint(f"Total: {x % 4} left")', 3),
         ("x = 7.5\nprint(int(x) + round(x))", 15),
         ("x = 2 ** 3\nprint(max(x, 10) - min(x, 1))", 9),
+        # GSM8K test 191: the prompt's ANSWER line written inside the program; the output
+        # the model imagined under it (2.45) is not what the program gives
+        ("week = 3.5\nducks = 10\nday = week * ducks / 7\nANSWER: day\nx = 1", 5),
     ],
 )
 def test_straight_line_arithmetic_is_worked_out(code, final):
