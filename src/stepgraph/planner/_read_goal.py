@@ -189,7 +189,7 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
         return name
     if written.isalpha() and name == written.casefold():  # "four": the word is the number
         return name
-    digits = _digits(value)
+    digits = f"{value:.12g}".replace(".", "_").replace("-", "minus_")
     if "/" in written:  # "3/5": its value 0.6 is named as the goal writes it
         digits = written.replace("/", "_over_")
     if (parts := worded_fraction(written)) is not None:  # "two-thirds" as 2/3 is
@@ -197,10 +197,6 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
     if re.fullmatch(r"n[\d_]+", name):  # no telling word: the number alone
         return f"n{digits}"
     return f"{'usd' if money else name}_{digits}"
-
-
-def _digits(value: float) -> str:
-    return f"{value:.12g}".replace(".", "_").replace("-", "minus_")
 
 
 def _lettered(name: str, taken: Collection[str]) -> str:
