@@ -98,3 +98,37 @@ def test_a_step_whose_unit_is_traced_not_declared_is_converted_from_it(tmp_path)
     assert result.values["grams"].magnitude == pytest.approx(6825)
     [proposed] = read_journal(path).of_kind("plan.proposed")
     assert any("left_evening (kg) to g by hand" in r for r in proposed.repairs)
+
+
+def test_tracing_units_for_the_repair_runs_no_tool(tmp_path):
+    """The repair traces units with the tools' static hooks only: a side effect never runs."""
+    from stepgraph.executor import static_outputs
+    from stepgraph.model import StepGraph
+    from stepgraph.tools import default_registry
+
+    called = []
+    registry = default_registry()
+
+    def pay(amount: float) -> float:
+        """Pay an amount (a side effect)."""
+        called.append(amount)
+        return amount
+
+    registry.register(pay)
+    plan = StepGraph.model_validate(
+        {
+            "steps": [
+                {"id": "a", "tool": "calculate", "args": {"expression": "2 kg * 3"}},
+                {"id": "p", "tool": "pay", "args": {"amount": 5}},
+                {
+                    "id": "g",
+                    "tool": "calculate",
+                    "args": {"expression": "${a} * 1000"},
+                    "expect_unit": "g",
+                },
+            ]
+        }
+    )
+    outputs = static_outputs(plan, registry, {})
+    assert str(outputs["a"].units) == "kg"
+    assert called == []

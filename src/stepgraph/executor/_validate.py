@@ -135,7 +135,7 @@ def _validate_plan(
     else:
         if all(count == 1 for count in ids.values()):
             by_id = {step.id: step_refs for step, step_refs in zip(plan.steps, refs, strict=True)}
-            problems.extend(_unit_problems(graph, order, by_id, tools, inputs))
+            problems.extend(_prototypes(graph, order, by_id, tools, inputs)[1])
     if problems:
         raise PlanValidationError(problems)
     return graph
@@ -292,17 +292,6 @@ def static_outputs(
     return {step_id: prototypes[step_id] for step_id in refs}
 
 
-def _unit_problems(
-    graph: nx.DiGraph,
-    order: list[str],
-    refs: dict[str, dict[str, list[Reference]]],
-    tools: ToolRegistry,
-    inputs: Mapping[str, Any],
-) -> list[PlanProblem]:
-    """Run each tool's static hook on prototypes (magnitude 1, real units) in graph order."""
-    return _prototypes(graph, order, refs, tools, inputs)[1]
-
-
 def _prototypes(
     graph: nx.DiGraph,
     order: list[str],
@@ -310,6 +299,7 @@ def _prototypes(
     tools: ToolRegistry,
     inputs: Mapping[str, Any],
 ) -> tuple[dict[str, Any], list[PlanProblem]]:
+    """Run each tool's static hook on prototypes (magnitude 1, real units) in graph order."""
     prototypes: dict[str, Any] = {"inputs": dict(inputs)}
     problems = []
     nodes: dict[str, dict[str, Any]] = graph._node  # the plain dicts networkx's view wraps
