@@ -225,7 +225,10 @@ def test_gantt_bars_last_what_show_prints(run_task):
     assert printed and set(printed) <= {bar.step for bar in bars}
     for bar in bars:
         drawn = (bar.end - bar.start).total_seconds() * 1000
-        assert abs(drawn - bar.duration_ms) < 0.01
+        if bar.start > bar.queued:
+            assert abs(drawn - bar.duration_ms) < 0.01
+        else:  # the timer began a moment before the action was journaled: the bar starts there
+            assert drawn <= bar.duration_ms + 0.01
         if bar.step in printed:
             assert abs(bar.duration_ms - printed[bar.step]) <= 0.05 + 1e-9  # `show` rounds to 0.1
         assert bar.queued <= bar.start
