@@ -149,6 +149,7 @@ class ModelOptions:
             "retry_with": shape.retry_with,
             "worked_ahead": shape.worked_ahead,
             "afresh_on_disagreement": shape.afresh_on_disagreement,
+            "tool_schemas": shape.tool_schemas,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

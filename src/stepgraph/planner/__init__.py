@@ -22,8 +22,9 @@ from stepgraph.planner._planner import (
     PlanSyntax,
     RetryWith,
 )
-from stepgraph.planner._prompt import MAX_PLAN_STEPS, plan_schema, system_prompt, tool_guide
+from stepgraph.planner._prompt import MAX_PLAN_STEPS, system_prompt, tool_guide
 from stepgraph.planner._read_goal import asked_unit, goal_shape, read_inputs
+from stepgraph.planner._schema import plan_schema
 
 __all__ = [
     "MAX_PLAN_STEPS",

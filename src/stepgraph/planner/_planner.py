@@ -30,11 +30,11 @@ from stepgraph.planner._prompt import (
     FORMS,
     goal_message,
     lines_system_prompt,
-    plan_schema,
     render,
     system_prompt,
 )
 from stepgraph.planner._read_goal import read_inputs
+from stepgraph.planner._schema import plan_schema
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems, task_input_problems
@@ -95,6 +95,12 @@ class PlannerSettings(BaseSettings):
         "disagrees with a plan that passed its own checks, ask a fresh plan from the goal "
         "alone (in a repair round) and hold it against the same words.",
     )
+    tool_schemas: bool = Field(
+        True,
+        description="JSON plans: the response format holds each step to one of the tools, "
+        "by name, with that tool's own arguments (where the server constrains output); off: "
+        "the step graph's schema alone.",
+    )
     retry_with: RetryWith = Field(
         "feedback",
         description="A refused plan's next attempt: feedback (the problems shown) or fresh "
@@ -129,8 +135,11 @@ class Planner:
         retry_with: RetryWith = "feedback",
         worked_ahead: bool = False,
         afresh_on_disagreement: bool = False,
+        tool_schemas: bool = True,
     ) -> None:
         self.client = client
+        # A server that constrains output then allows only the tools, each with its arguments.
+        self.tool_schemas = tool_schemas
         # The words disagreed: another plan from the goal alone, judged by the same words.
         self.afresh_on_disagreement = afresh_on_disagreement
         # Measured on 2 cores (llama.cpp, 2 slots): two answers side by side took 1.08x less
@@ -154,6 +163,12 @@ class Planner:
         if self.syntax == "lines":
             return lines_system_prompt(task.tools, remembered)
         return system_prompt(task.tools, remembered)
+
+    def _schema(self, task: PreparedTask) -> dict[str, Any] | None:
+        """The response format's schema: JSON plans only, the tools' own where asked."""
+        if self.syntax != "json":
+            return None
+        return plan_schema(task.tools if self.tool_schemas else None)
 
     def _goal(self, task: PreparedTask) -> str:
         return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
@@ -414,8 +429,8 @@ class Planner:
         opening = list(messages)
         problems: list[PlanProblem] = []
         refused: dict[str, ParsedPlan] = {}  # answers already refused, by their text
+        schema = self._schema(task)
         for attempt in range(1, self.plan_retries + 2):
-            schema = plan_schema() if self.syntax == "json" else None
             reply = self._ask(messages, purpose, attempt, schema, journal, wider, watch)
             again = refused.get(_normalized(reply.text))
             if again is not None:

@@ -35,11 +35,6 @@ def render(name: str, **variables: str) -> str:
     return text.strip()
 
 
-def plan_schema() -> dict[str, Any]:
-    """The `StepGraph` JSON schema: the output contract, and the response_format sent."""
-    return StepGraph.model_json_schema()
-
-
 def tool_guide(tools: ToolRegistry) -> str:
     """One entry per tool: name, what it is for and not for, side effects, arguments."""
     entries = []
