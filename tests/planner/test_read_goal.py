@@ -498,3 +498,13 @@ def test_a_percentage_written_as_a_word_is_a_share_that_grounds():
 def test_an_old_thing_is_no_question_of_ages():
     goal = "An old press runs for 3 years at $50 a year. How much does it cost to run?"
     assert str(read_inputs(goal, numbered=True)["duration"].value) == "3 a"
+
+
+def test_a_number_that_ends_its_clause_is_not_named_after_the_next_one():
+    """GSM8K train 2019: 'she is 60, calculate Alma's score' named the age `calculate_60`."""
+    goal = "Melina is three times as old as Alma, and she is 60, calculate Alma's score."
+    read = read_inputs(goal, numbered=True)
+    [(name, age)] = [(name, item) for name, item in read.items() if item.value == "60"]
+    assert age.quote == "60" and "calculate" not in name
+    plain = read_inputs("It costs 5, and then it rains.")
+    assert [item.quote for item in plain.values()] == ["5"]

@@ -135,6 +135,9 @@ def _quote(goal: str, start: int, end: int) -> str:
     The quote stops at the sentence's end and before the next number, so each quote
     states one quantity.
     """
+    written = goal[start:end]
+    if written[-1] in ",.;":  # "she is 60, calculate": the clause ends with the number
+        return written.rstrip(",.;")
     rest = goal[end:]
     stop = len(rest)
     for index, match in enumerate(re.finditer(r"\S+", rest)):
@@ -146,7 +149,7 @@ def _quote(goal: str, start: int, end: int) -> str:
         if sentence_end is not None:
             stop = match.start() + sentence_end.start()
             break
-    return (goal[start:end] + rest[:stop]).strip().rstrip(",")
+    return (written + rest[:stop]).strip().rstrip(",")
 
 
 def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
