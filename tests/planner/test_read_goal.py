@@ -508,3 +508,19 @@ def test_a_number_that_ends_its_clause_is_not_named_after_the_next_one():
     assert age.quote == "60" and "calculate" not in name
     plain = read_inputs("It costs 5, and then it rains.")
     assert [item.quote for item in plain.values()] == ["5"]
+
+
+def test_a_word_between_a_number_and_its_unit_leaves_the_unit_the_numbers():
+    """GSM8K train 5972: '4 minutes ... and 7 additional minutes' read 7 as a plain number,
+    so a plan adding the two was refused on units whatever it did."""
+    goal = (
+        "Bill soaks his clothes for 4 minutes for each grass stain and 7 additional minutes "
+        "for each marinara stain. He drives 3 extra miles, runs 10 more laps and has 3 more "
+        "than Tom. How long does he soak them?"
+    )
+    read = read_inputs(goal, numbered=True)
+    values = {str(item.value): item.quote for item in read.values()}
+    assert "7 min" in values and values["7 min"].startswith("7 additional minutes")
+    assert "3 mi" in values  # "extra" too
+    assert {"10", "3"} <= set(values)  # laps and "more than" stay counts
+    assert _grounding_of_every_input(goal, read) == []

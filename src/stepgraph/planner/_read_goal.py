@@ -37,6 +37,7 @@ _SKIP = {
     "st", "nd", "rd", "th",  # an ordinal's ending: "the 3rd floor" names the floor
 }  # fmt: skip
 _COMPARATIVES = {"less", "more", "fewer"}
+_BETWEEN = {"more", "additional", "extra", "fewer", "less", "other"}  # "2 more hours"
 _DOLLAR = parse_unit("USD")
 _MULTIPLIERS = {"twice", "double", "triple", "thrice"}
 _SHARE_OF = re.compile(r"\s+of\b", re.IGNORECASE)  # right after a percentage
@@ -157,6 +158,8 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
     if goal[start:end].casefold() in _MULTIPLIERS:  # "double what Eduardo teaches": no eduardo
         return goal[start:end].casefold()
     words: list[str] = _NAME_WORD.findall(_quote(goal, start, end)[end - start :])
+    if unit is not None and len(words) > 1 and words[0].casefold() in _BETWEEN:
+        words = words[1:]  # "7 additional minutes": the unit comes next
     if unit is not None and words and _is_unit(words[0]):
         words = words[1:]  # the unit's own word ("TB", "hours"), not "images" in a rate
     share = is_percent(goal[start:end]) or worded_fraction(goal[start:end]) is not None

@@ -537,7 +537,10 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             ):
                 # "half an hour" is 0.5 h; "twice a week" is how often, no 2 weeks
                 rest = rest[article.end() - 1 :]
-            unit = _unit_after(rest)
+            unit, between = _unit_after(rest), _BETWEEN.match(rest)
+            if unit is None and between is not None:  # "7 additional minutes": 7 min
+                rest = rest[between.end() :]
+                unit = _unit_after(rest)
             if unit is not None:
                 unit_end = len(text) - len(rest) + _unit_word_end(rest)
             if unit == _YEAR and _AGES.search(text):
@@ -553,6 +556,10 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             for read in found
         ]
     return sorted(found, key=lambda read: read.start)
+
+
+# A word that may stand between a number and its unit and leaves the unit the number's.
+_BETWEEN = re.compile(r"\s*(?:more|additional|extra|fewer|less|other)(?=\s)", re.IGNORECASE)
 
 
 def _unit_after(rest: str) -> pint.Unit | None:
