@@ -99,3 +99,30 @@ def test_plans_in_lines_send_no_schema(httpserver):
     server = ChatServer(httpserver, [(200, lines)])
     Planner(client(server.url), syntax="lines").plan(prepared("nights", INPUTS))
     assert "response_format" not in server.requests[0]["body"]
+
+
+def test_an_mcp_servers_draft_07_definitions_are_found_from_the_root_too():
+    from stepgraph.tools import recorded_tools
+
+    definitions = {"$ref": "#/definitions/Link"}
+    schema_of_args = {
+        "type": "object",
+        "properties": {"link": definitions},
+        "required": ["link"],
+        "definitions": {
+            "Link": {"type": "object", "properties": {"mbps": {"type": "number"}}, "required": ["mbps"]}
+        },
+    }
+    [lookup] = recorded_tools(
+        {
+            "probe": {
+                "name": "probe",
+                "input_schema": schema_of_args,
+                "server": {"name": "s", "command": "python"},
+            }
+        }
+    )
+    registry = ToolRegistry([lookup])
+    schema = plan_schema(registry)
+    assert fits(step(lookup.name, link={"mbps": 450}), schema)
+    assert not fits(step(lookup.name, link={"mbps": "fast"}), schema)

@@ -47,13 +47,19 @@ def plan_schema(tools: ToolRegistry | None = None) -> dict[str, Any]:
 
 
 def _hoisted(name: str, parameters: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
-    """A tool's argument schema with its own `$defs` moved to the root, under its name."""
+    """A tool's argument schema with its own definitions moved to the root, under its name.
+
+    A reference inside it is resolved from the root of the schema it now sits in; an MCP
+    server's schema may keep them as draft-07 `definitions` instead of `$defs`.
+    """
     text = json.dumps(parameters)
-    for key in parameters.get("$defs", {}):
-        text = text.replace(f'"#/$defs/{key}"', f'"#/$defs/{name}__{key}"')
+    for section in ("$defs", "definitions"):
+        for key in parameters.get(section, {}):
+            text = text.replace(f'"#/{section}/{key}"', f'"#/$defs/{name}__{key}"')
     moved = json.loads(text)
-    for key, value in moved.pop("$defs", {}).items():
-        definitions[f"{name}__{key}"] = value
+    for section in ("$defs", "definitions"):
+        for key, value in moved.pop(section, {}).items():
+            definitions[f"{name}__{key}"] = value
     return moved
 
 
