@@ -104,14 +104,12 @@ def test_plans_in_lines_send_no_schema(httpserver):
 def test_an_mcp_servers_draft_07_definitions_are_found_from_the_root_too():
     from stepgraph.tools import recorded_tools
 
-    definitions = {"$ref": "#/definitions/Link"}
+    link = {"type": "object", "properties": {"mbps": {"type": "number"}}, "required": ["mbps"]}
     schema_of_args = {
         "type": "object",
-        "properties": {"link": definitions},
+        "properties": {"link": {"$ref": "#/definitions/Link"}},
         "required": ["link"],
-        "definitions": {
-            "Link": {"type": "object", "properties": {"mbps": {"type": "number"}}, "required": ["mbps"]}
-        },
+        "definitions": {"Link": link},
     }
     [lookup] = recorded_tools(
         {
