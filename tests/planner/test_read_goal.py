@@ -484,6 +484,16 @@ def test_an_ordinal_is_not_asked_for_by_coverage_and_a_grade_is_not_read():
     assert "floor_3" in read_inputs("Bill starts on the 3rd floor.", numbered=True)
 
 
+def test_a_grade_named_before_its_number_is_not_read_but_to_grade_papers_counts():
+    # GSM8K train 3705: "the Grade 6 PE class" read as `pe_6`; every plan refused for not using it
+    goal = "In the Grade 6 PE class, five girls weigh 45 kg each. What do they weigh in all?"
+    read = read_inputs(goal, numbered=True)
+    assert "6" not in {str(item.value) for item in read.values()}
+    result = _lines_run(goal, 'total: "kg" = girls_5 * weight\nanswer = f"{total}"')
+    assert result.answer.startswith("225"), result.answer
+    assert "papers_296" in read_inputs("Ms. Alice can grade 296 papers.", numbered=True)
+
+
 def test_a_percentage_written_as_a_word_is_a_share_that_grounds():
     # GSM8K train 6514: "40 percent are juniors" was read as a plain 40, then refused by
     # grounding as not what its own quote states

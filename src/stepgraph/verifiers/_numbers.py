@@ -184,7 +184,11 @@ def goal_numbers(text: str) -> list[GoalNumber]:
                 text, 0, match.start()
             )
             when = _TIME_OF_DAY.match(text, match.end()) is not None
-            label = bool(_GRADE_AFTER.match(text, match.end())) or _is_label(text, match)
+            label = (
+                _GRADE_AFTER.match(text, match.end()) is not None
+                or _GRADE_BEFORE.search(text, 0, match.start()) is not None
+                or _is_label(text, match)
+            )
             found.append(
                 GoalNumber(
                     written,
@@ -204,6 +208,9 @@ _ORDINAL_END = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
 # "the 4th graders bought 30%": a school year is a name, so the goal's reading offers it to no
 # plan (GSM8K train 3045: plans multiplied 30% by `graders_4`).
 _GRADE_AFTER = re.compile(r"(?:st|nd|rd|th)[\s-]+grade", re.IGNORECASE)
+# "the Grade 6 PE class" names it too (GSM8K train 3705: every plan refused for leaving the 6
+# unused); "she can grade 296 papers" is a verb, and lowercase.
+_GRADE_BEFORE = re.compile(r"\bGrade\s+$")
 # "Book 1 cost 13.00 and Book 2 cost 15.00": a number right after a capitalised noun that
 # opens a sentence or a list, where the noun is numbered so more than once, names that one
 # (GSM8K train 2289 read "Book 1" as `cost_1` and plans priced it). Not "Another 20 came"
