@@ -534,3 +534,15 @@ def test_a_word_between_a_number_and_its_unit_leaves_the_unit_the_numbers():
     assert "3 mi" in values  # "extra" too
     assert {"10", "3"} <= set(values)  # laps and "more than" stay counts
     assert _grounding_of_every_input(goal, read) == []
+
+
+def test_a_pronoun_conjunction_or_verb_after_a_number_names_nothing():
+    """GSM8K train 4348, 735, 3705: '4 pounds and he sells' was named `he`, '10 minutes so
+    he can' `so`, '45 kg while the average weight' `while`."""
+    goal = (
+        "They weigh 4 pounds and he sells them. He crosses in 10 minutes so he can work. "
+        "Girls weigh 45 kg while boys weigh 55 kg. 8 more became interested and 2 more got bored."
+    )
+    names = set(read_inputs(goal, numbered=True))
+    assert not names & {"he", "so", "while", "became_8", "got_2"}
+    assert {"weight", "duration"} <= names

@@ -35,6 +35,11 @@ _SKIP = {
     "each", "every", "is", "are", "was", "were", "more", "less", "than", "as", "many", "much",
     "times", "that", "this", "from", "into", "over", "how", "what", "his", "her", "their",
     "st", "nd", "rd", "th",  # an ordinal's ending: "the 3rd floor" names the floor
+    # pronouns, conjunctions and verbs name nothing: "45 kg while the boys" is no `while`,
+    # "4 pounds and he sells" no `he`
+    "he", "she", "it", "its", "they", "we", "you", "him", "them", "our", "your", "while", "so",
+    "but", "if", "when", "then", "until", "because", "though", "although", "also", "still",
+    "these", "those", "be", "been", "get", "got", "gets", "had", "has", "have", "became",
 }  # fmt: skip
 _COMPARATIVES = {"less", "more", "fewer"}
 _BETWEEN = {"more", "additional", "extra", "fewer", "less", "other"}  # "2 more hours"
