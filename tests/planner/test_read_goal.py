@@ -374,6 +374,23 @@ def test_a_unit_label_on_a_plain_number_is_dropped_and_said():
     assert proposed.id == "joined" and proposed.expect_unit is None
 
 
+def test_a_label_that_is_no_unit_is_dropped_from_a_plain_number_only():
+    """GSM8K train 1307, 2019 (`age: "y"` on plain ages), the suite (`nights: "n"`)."""
+    from stepgraph import RunStatus
+
+    lines = (
+        'joined: "n" = fairies_50 + half * fairies_50\n'
+        'left: "y" = joined - fairies_30\n'
+        'answer = f"{left} fairies"'
+    )
+    result = _lines_run(FAIRIES, lines)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert [step.expect_unit for step in result.plan.steps] == [None, None]
+    goal = "A film lasts 135 minutes and a walk lasts 20 minutes. How long are both?"
+    with pytest.raises(PlanningError, match="unknown unit 'y'"):
+        _lines_run(goal, 'both: "y" = duration + walk\nanswer = f"{both}"')
+
+
 def test_a_unit_label_of_another_kind_than_the_steps_own_stays_refused():
     goal = "A film lasts 135 minutes and a walk 2 km. How long are both?"
     with pytest.raises(PlanningError, match=r"output is in \[time\] but expect_unit 'km'"):

@@ -15,16 +15,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import json_repair
+import pint
 from pydantic import ValidationError
 
 from stepgraph.exceptions import PlanProblem, PlanValidationError
-from stepgraph.executor import validate_plan
+from stepgraph.executor import static_outputs, validate_plan
 from stepgraph.model import Check, GroundedInput, StepGraph
 from stepgraph.planner._hand import undo_hand_conversions
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.task import MAX_NESTING, declared_values
-from stepgraph.tools import ToolRegistry
+from stepgraph.tools import UNKNOWN, ToolRegistry
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -209,7 +210,7 @@ def parse_plan(
     try:
         graph = validate_plan(plan, tools, values, checks, answer=answer)
     except PlanValidationError as e:
-        unlabelled = _without_plain_labels(plan, e.problems, repairs)
+        unlabelled = _without_plain_labels(plan, e.problems, repairs, tools, values)
         if unlabelled is None:
             problems += e.problems
         else:
@@ -225,30 +226,54 @@ def parse_plan(
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _PLAIN_LABELLED = "the output is a plain number, but expect_unit"
+_NO_UNIT_LABEL = "expect_unit: unknown unit"
 
 
 def _without_plain_labels(
-    plan: StepGraph, problems: list[PlanProblem], repairs: list[str]
+    plan: StepGraph,
+    problems: list[PlanProblem],
+    repairs: list[str],
+    tools: ToolRegistry,
+    values: Mapping[str, Any],
 ) -> StepGraph | None:
     """The plan without the units it declares on plain numbers (None: it declares none).
 
     A small model copies the unit slot (``fairies: "h" = fairies_50 + 25``) onto a count:
     nothing the step computes has that unit, so the label, not the number, is wrong. A
-    unit the step's own quantities give it, but another one, stays refused.
+    label that is no unit at all (``nights: "n"``, ``age: "y"``) is dropped where the
+    step's output, traced without it, is a plain number too. A unit the step's own
+    quantities give it, but another one, stays refused.
     """
     labelled = {p.step for p in problems if p.step and p.message.startswith(_PLAIN_LABELLED)}
+    unknown = {p.step for p in problems if p.step and p.message.startswith(_NO_UNIT_LABEL)}
+    if unknown:
+        traced = static_outputs(_unlabelled(plan, unknown), tools, values)
+        labelled |= {step for step in unknown if _is_plain(traced.get(step, UNKNOWN))}
     if not labelled:
         return None
-    steps = []
     for step in plan.steps:
         if step.id in labelled:
             repairs.append(
                 f"step '{step.id}': its output is a plain number, so its unit label "
                 f"'{step.expect_unit}' was dropped"
             )
-            step = step.model_copy(update={"expect_unit": None})
-        steps.append(step)
-    return plan.model_copy(update={"steps": steps})
+    return _unlabelled(plan, labelled)
+
+
+def _unlabelled(plan: StepGraph, steps: set[str | None]) -> StepGraph:
+    changed = [
+        step.model_copy(update={"expect_unit": None}) if step.id in steps else step
+        for step in plan.steps
+    ]
+    return plan.model_copy(update={"steps": changed})
+
+
+def _is_plain(value: Any) -> bool:
+    if value is UNKNOWN or isinstance(value, bool):
+        return False
+    if isinstance(value, pint.Quantity):
+        return bool(value.dimensionless)
+    return isinstance(value, (int, float))
 
 
 def _stated(values: Mapping[str, Any], read: Mapping[str, GroundedInput]) -> set[float]:
