@@ -562,3 +562,18 @@ def test_a_line_indented_at_random_is_read():
     lines = "days = week\n  per_day = days * n2\nanswer = f'{per_day}'"
     plan = read_lines(lines, ["week", "n2"], [])
     assert [step["id"] for step in plan["steps"]] == ["days", "per_day"]
+
+
+def test_a_target_name_written_with_a_space_is_read_as_one_name():
+    # GSM8K train 2121: 'almond butter_cost: "USD" = three * usd_3' was refused as syntax
+    lines = (
+        'almond butter_cost: "USD" = three * usd_3\n'
+        "per_batch peanut = almond butter_cost / half\n"
+        "assert per_batch peanut >= almond butter_cost, 'more per batch'\n"
+        "answer = f'{per_batch peanut}'"
+    )
+    plan = read_lines(lines, ["three", "usd_3", "half"], [])
+    assert [step["id"] for step in plan["steps"]] == ["almond_butter_cost", "per_batch_peanut"]
+    assert plan["steps"][1]["args"]["expression"] == "${almond_butter_cost} / ${inputs.half}"
+    with pytest.raises(LinesError, match="not a plan line"):
+        read_lines("total = a b\nanswer = f'{total}'", ["a", "b"], [])  # no target: refused

@@ -563,3 +563,20 @@ def test_a_pronoun_conjunction_or_verb_after_a_number_names_nothing():
     names = set(read_inputs(goal, numbered=True))
     assert not names & {"he", "so", "while", "became_8", "got_2"}
     assert {"weight", "duration"} <= names
+
+
+def test_an_inch_mark_after_a_number_is_inches_but_a_closing_quote_is_not():
+    """GSM8K train 3535: '24" long ... 4 more inches ... another 2"': the marks read as no
+    unit, every sum with the 4 inches was refused on units."""
+    goal = (
+        "Marcia's hair is 24\" long at the beginning of the school year. She cuts half of her "
+        'hair off and lets it grow out 4 more inches. She then cuts off another 2" of hair. '
+        "How long is her hair?"
+    )
+    read = read_inputs(goal, numbered=True)
+    assert sorted(str(item.value) for item in read.values()) == ["0.5", "2 in", "24 in", "4 in"]
+    lines = 'now: "in" = long * (1 - half) + distance - hair\nanswer = f"{now}"'
+    result = _lines_run(goal, lines)
+    assert result.answer.startswith("14 in"), result.answer
+    assert [str(i.value) for i in read_inputs('He said "I have 5" and left.').values()] == ["5"]
+    assert [str(i.value) for i in read_inputs("a 24” tall dog").values()] == ["24 in"]

@@ -97,7 +97,29 @@ def _second_readings(source: str) -> list[str]:
     found = [quoted] if quoted != source else []
     if dedented != source:
         found += [dedented, _quote_quantities(dedented)]
+    joined = _joined_names(dedented)
+    if joined != dedented:
+        found += [joined, _quote_quantities(joined)]
     return found
+
+
+# A name written with a space where its underscore goes, as a line's target: "almond
+# butter_cost: "USD" = ..." (GSM8K train 2121).
+_SPACED_TARGET = re.compile(
+    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*(?: +[A-Za-z_][A-Za-z0-9_]*)+)\s*(?::|=(?!=))", re.MULTILINE
+)
+
+
+def _joined_names(source: str) -> str:
+    """The text with each spaced target name joined by underscores, wherever it is written."""
+    names = {
+        match.group("name")
+        for match in _SPACED_TARGET.finditer(source)
+        if not iskeyword(match.group("name").split()[0])
+    }
+    for name in sorted(names, key=len, reverse=True):
+        source = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", re.sub(" +", "_", name), source)
+    return source
 
 
 def _quote_quantities(source: str) -> str:

@@ -545,6 +545,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
                 # "half an hour" is 0.5 h; "twice a week" is how often, no 2 weeks
                 rest = rest[article.end() - 1 :]
             unit, between = _unit_after(rest), _BETWEEN.match(rest)
+            if unit == _INCH and _closes_quotation(text, number.end):  # 'said "I have 5"'
+                unit = None
             if unit is None and between is not None:  # "7 additional minutes": 7 min
                 rest = rest[between.end() :]
                 unit = _unit_after(rest)
@@ -565,11 +567,26 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     return sorted(found, key=lambda read: read.start)
 
 
+# An inch mark right after a number, and not a quotation's end ('24" long', "a 24” tall dog").
+_INCH_MARK = re.compile(r'["”](?![A-Za-z0-9])')
+_INCH = parse_unit("in")
 # A word that may stand between a number and its unit and leaves the unit the number's.
 _BETWEEN = re.compile(r"\s*(?:more|additional|extra|fewer|less|other)(?=\s)", re.IGNORECASE)
 
 
+def _closes_quotation(text: str, end: int) -> bool:
+    """Whether a quotation mark at `end` closes one the text opened before it.
+
+    Marks right after a digit are inch marks, not quotation marks ('24" long').
+    """
+    before = text[:end]
+    straight = len(re.findall(r'(?<!\d)"', before))
+    return straight % 2 == 1 or before.count("“") > len(re.findall(r"(?<!\d)”", before))
+
+
 def _unit_after(rest: str) -> pint.Unit | None:
+    if _INCH_MARK.match(rest):  # 'her hair is 24" long'
+        return _INCH
     rest = rest[1:] if rest.startswith("-") else rest  # "a 4-hour window"
     word = rest.split()[0].strip(".,;:()?!") if rest.split() else ""
     if not word or word.casefold() in _NOT_UNITS or not _WORD.fullmatch(word):
