@@ -567,7 +567,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     return sorted(found, key=lambda read: read.start)
 
 
-# An inch mark right after a number, and not a quotation's end ('24" long', "a 24” tall dog").
+# An inch mark right after a number ('24" long', "a 24” tall dog"); one that closes a
+# quotation is told apart by `_closes_quotation`.
 _INCH_MARK = re.compile(r'["”](?![A-Za-z0-9])')
 _INCH = parse_unit("in")
 # A word that may stand between a number and its unit and leaves the unit the number's.
