@@ -150,6 +150,7 @@ class ModelOptions:
             "worked_ahead": shape.worked_ahead,
             "afresh_on_disagreement": shape.afresh_on_disagreement,
             "tool_schemas": shape.tool_schemas,
+            "program_plan": shape.program_plan,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

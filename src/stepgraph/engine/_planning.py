@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stepgraph.engine._plans import PlanBook
+from stepgraph.exceptions import PlanningError
 from stepgraph.journal import JournalWriter
 from stepgraph.model import StepGraph, WorkedExample
 from stepgraph.planner import Planner, PlanWatcher
@@ -33,6 +34,29 @@ def planned(
     if type(planner).plan is not Planner.plan:
         return planner.plan(prepared, journal, watch=watch, **shown)
     checked = planner.plan_checked(prepared, journal, watch=watch, **shown)
+    return plans.checked(checked.plan, checked.graph)
+
+
+def programmed(
+    planner: Planner,
+    prepared: PreparedTask,
+    journal: JournalWriter,
+    plans: PlanBook,
+    refused: PlanningError,
+) -> StepGraph:
+    """The model's program read as a plan, once `refused` said no plan of it was valid.
+
+    Only a planner asked for it (`program_plan`) tries; where it does not, or its program
+    is no valid plan either, `refused` is raised, with the program's problems after it.
+    """
+    if not getattr(planner, "program_plan", False):
+        raise refused
+    try:
+        checked = planner.program_checked(prepared, journal)
+    except PlanningError as program:
+        error = PlanningError(f"{refused}\n{program}")
+        error.problems = [*refused.problems, *program.problems]
+        raise error from refused
     return plans.checked(checked.plan, checked.graph)
 
 

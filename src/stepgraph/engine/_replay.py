@@ -476,6 +476,7 @@ def _run_again(
             numbered_names=bool(recording.start.config.numbered_names),
             retry_with="fresh" if recording.start.config.retry_with == "fresh" else "feedback",
             afresh_on_disagreement=bool(recording.start.config.afresh_on_disagreement),
+            program_plan=bool(recording.start.config.program_plan),
         )
         if texts
         else None,

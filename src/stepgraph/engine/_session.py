@@ -33,7 +33,7 @@ from stepgraph.engine._cross import (
 from stepgraph.engine._gate import ApprovalGate
 from stepgraph.engine._ledger import CallLedger
 from stepgraph.engine._options import RunConfig, RunOptions, require_planner
-from stepgraph.engine._planning import planned, repaired
+from stepgraph.engine._planning import planned, programmed, repaired
 from stepgraph.engine._plans import PlanBook
 from stepgraph.engine._remembering import Remembering
 from stepgraph.engine._signing import seal_verified
@@ -212,6 +212,7 @@ class RunSession:
                     numbered_names=getattr(planner, "numbered_names", None),
                     retry_with=getattr(planner, "retry_with", None),
                     afresh_on_disagreement=getattr(planner, "afresh_on_disagreement", None),
+                    program_plan=getattr(planner, "program_plan", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays
@@ -402,9 +403,15 @@ class RunSession:
         planner = require_planner(self.config.planner, prepared)
         examples = self.memory.examples()
         self.early = self._early_start()
-        return planned(
-            planner, prepared, self.journal, self.plans, watch=self.early, examples=examples
-        )
+        try:
+            return planned(
+                planner, prepared, self.journal, self.plans, watch=self.early, examples=examples
+            )
+        except PlanningError as refused:
+            if self.early is not None:  # the streamed plan was refused: none of it runs
+                self.early.abandon()
+                self.early = None
+            return programmed(planner, prepared, self.journal, self.plans, refused)
 
     def _streams(self) -> bool:
         """Whether this run's first plan streams into execution (`streaming_applies`)."""

@@ -57,6 +57,9 @@ class RecordedConfig(BaseModel):
     afresh_on_disagreement: bool | None = Field(
         None, description="Whether the worked answer's disagreement asked for a fresh plan."
     )
+    program_plan: bool | None = Field(
+        None, description="Whether a goal with no valid plan was asked for a program."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

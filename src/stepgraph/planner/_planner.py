@@ -26,6 +26,7 @@ from stepgraph.planner._client import (
 )
 from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
+from stepgraph.planner._program import PROGRAM_TRIES, program_lines, program_messages
 from stepgraph.planner._prompt import (
     FORMS,
     goal_message,
@@ -106,6 +107,11 @@ class PlannerSettings(BaseSettings):
         description="A refused plan's next attempt: feedback (the problems shown) or fresh "
         "(the same request again, sampled more widely, the refused answer not shown).",
     )
+    program_plan: bool = Field(
+        False,
+        description="When no plan is valid, ask the model for a short Python program and "
+        "read it as a plan in lines (never executed as Python), checked as any plan.",
+    )
 
 
 @dataclass(frozen=True)
@@ -136,8 +142,11 @@ class Planner:
         worked_ahead: bool = False,
         afresh_on_disagreement: bool = False,
         tool_schemas: bool = True,
+        program_plan: bool = False,
     ) -> None:
         self.client = client
+        # No plan was valid: the model's own program, read as plan lines (`_program`).
+        self.program_plan = program_plan
         # A server that constrains output then allows only the tools, each with its arguments.
         self.tool_schemas = tool_schemas
         # The words disagreed: another plan from the goal alone, judged by the same words.
@@ -173,10 +182,10 @@ class Planner:
     def _goal(self, task: PreparedTask) -> str:
         return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
 
-    def _parse(self, text: str, task: PreparedTask) -> ParsedPlan:
+    def _parse(self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None) -> ParsedPlan:
         read = self._read(task)
         bound: list[str] = []  # literals the lines reader read as the goal's inputs
-        if self.syntax == "lines":
+        if (syntax or self.syntax) == "lines":
             try:
                 names = {name: name for name in task.inputs}
                 names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
@@ -441,19 +450,7 @@ class Planner:
                 if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
                     parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)
             if parsed.plan is not None:
-                if journal:
-                    journal.emit(
-                        PlanProposed(
-                            source="planner",
-                            purpose=purpose,
-                            attempt=attempt,
-                            plan=parsed.plan.model_dump(mode="json"),
-                            plan_hash=parsed.plan.plan_hash(),
-                            repairs=parsed.repairs,
-                        )
-                    )
-                assert parsed.graph is not None  # a valid plan's checks built it
-                return CheckedPlan(parsed.plan, parsed.graph)
+                return _accepted(parsed, purpose, attempt, journal)
             problems = list({str(p): p for p in parsed.problems}.values())  # each one once
             problems += self._unused_read(task, reply.text, problems)
             if again is None:
@@ -490,6 +487,40 @@ class Planner:
                 messages = [*opening[:-1], {"role": "user", "content": request}]
         raise PlanningError(
             f"the planner gave no valid plan in {self.plan_retries + 1} attempts; "
+            "the last one had these problems:",
+            problems=problems,
+        )
+
+    def program_checked(
+        self, task: PreparedTask, journal: JournalWriter | None = None
+    ) -> CheckedPlan:
+        """A plan read from the model's own short Python program, for when no plan was valid.
+
+        Asked as for any code (`_program`), at most `PROGRAM_TRIES` times, the same request
+        sampled more widely each time; read as plan lines and checked as any plan.
+        """
+        messages = program_messages(task.task.goal)
+        numbers = list(_numbers_of(self._read(task)).values())
+        problems: list[PlanProblem] = []
+        for attempt in range(1, PROGRAM_TRIES + 1):
+            reply = self._ask(messages, "program", attempt, None, journal)
+            parsed = self._parse(program_lines(reply.text, numbers), task, "lines")
+            if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
+                parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)
+            if parsed.plan is not None:
+                return _accepted(parsed, "program", attempt, journal)
+            problems = list({str(p): p for p in parsed.problems}.values())
+            if journal:
+                journal.emit(
+                    PlanInvalid(
+                        purpose="program",
+                        attempt=attempt,
+                        problems=[str(p) for p in problems],
+                        repairs=parsed.repairs,
+                    )
+                )
+        raise PlanningError(
+            f"the model's program was no valid plan either in {PROGRAM_TRIES} attempts; "
             "the last one had these problems:",
             problems=problems,
         )
@@ -554,6 +585,25 @@ class Planner:
                 )
             )
         return reply
+
+
+def _accepted(
+    parsed: ParsedPlan, purpose: str, attempt: int, journal: JournalWriter | None
+) -> CheckedPlan:
+    """A valid plan, journaled as proposed, with the graph its checks built."""
+    assert parsed.plan is not None and parsed.graph is not None  # a valid plan's checks built it
+    if journal:
+        journal.emit(
+            PlanProposed(
+                source="planner",
+                purpose=purpose,
+                attempt=attempt,
+                plan=parsed.plan.model_dump(mode="json"),
+                plan_hash=parsed.plan.plan_hash(),
+                repairs=parsed.repairs,
+            )
+        )
+    return CheckedPlan(parsed.plan, parsed.graph)
 
 
 def _worked_messages(task: PreparedTask) -> list[Message]:

@@ -1,0 +1,104 @@
+"""A program of last resort: the model's own Python for a goal no plan of it was valid for.
+
+A small code model that writes no valid plan for a GSM8K question often writes the right
+short program for it when asked as for any code (Program-of-Thought). `program_lines`
+turns such a program into plan lines: its last Python block, ``math.`` dropped from the
+calls the expression language knows, imports and prints dropped and the printed value
+made the last step, so it is the plan's answer. The lines reader (`_lines`) then reads it
+like any plan in lines (each literal that is one of the goal's read numbers becomes that
+input), and it is validated, grounded, journaled, approved and verified as any plan is:
+it is never executed as Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Collection
+
+from stepgraph.planner._client import Message
+from stepgraph.planner._prompt import render
+
+# Tries of the program: greedy, then one sample more widely (`_client._sampling`).
+PROGRAM_TRIES = 2
+RESULT_NAME = "printed_answer"
+
+_BLOCK = re.compile(r"```[ \t]*(?:python|py)?[^\n]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
+_MATH_CALL = re.compile(r"\bmath\.(?=(?:ceil|floor|sqrt)\s*\()")
+
+
+def program_messages(goal: str) -> list[Message]:
+    """The program's conversation: the goal alone, as a user would ask for code."""
+    return [
+        {"role": "system", "content": render("program.md")},
+        {"role": "user", "content": goal},
+    ]
+
+
+def program_lines(text: str, numbers: Collection[float] = ()) -> str:
+    """The model's program as plan lines; a program Python cannot read is left as it is.
+
+    `numbers` are the goal's read numbers: ``eggs = 16  # eggs laid`` names the goal's 16,
+    so its comment goes (a commented literal is a constant the goal does not state, in
+    lines). The lines reader reports what it cannot read, naming the line.
+    """
+    blocks = [match.group("code") for match in _BLOCK.finditer(text)]
+    code = _MATH_CALL.sub("", blocks[-1] if blocks else text)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    lines = code.splitlines()
+    for node in tree.body:
+        if _states_one_of(node, numbers) and node.lineno == node.end_lineno:
+            lines[node.lineno - 1] = ast.get_source_segment(code, node) or lines[node.lineno - 1]
+    dropped: set[int] = set()  # line numbers, from 1
+    printed: ast.expr | None = None
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        is_print = isinstance(call, ast.Call) and _named(call.func, "print")
+        if is_print or isinstance(node, ast.Import | ast.ImportFrom):
+            dropped.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        if is_print and isinstance(call, ast.Call):
+            printed = _shown_value(call) or printed
+    kept = [line for number, line in enumerate(lines, 1) if number not in dropped]
+    last = _last_assigned(tree)
+    if printed is not None and not (isinstance(printed, ast.Name) and printed.id == last):
+        kept.append(f"{RESULT_NAME} = {ast.unparse(printed)}")
+    return "\n".join(kept) + "\n"
+
+
+def _states_one_of(node: ast.stmt, numbers: Collection[float]) -> bool:
+    """Whether `node` is ``name = <number>`` for one of `numbers`."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)):
+        return False
+    value = node.value.value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
+
+
+def _named(func: ast.expr, name: str) -> bool:
+    return isinstance(func, ast.Name) and func.id == name
+
+
+def _shown_value(call: ast.Call) -> ast.expr | None:
+    """The one value a print shows: its argument that is no text, or an f-string's field."""
+    values: list[ast.expr] = []
+    for argument in call.args:
+        if isinstance(argument, ast.JoinedStr):
+            fields = [part for part in argument.values if isinstance(part, ast.FormattedValue)]
+            values += [field.value for field in fields]
+        elif not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
+            values.append(argument)
+    return values[0] if len(values) == 1 else None
+
+
+def _last_assigned(tree: ast.Module) -> str | None:
+    """The name the program's last assignment binds, where it binds one."""
+    for node in reversed(tree.body):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            return target.id if isinstance(target, ast.Name) else None
+    return None
