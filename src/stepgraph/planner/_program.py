@@ -24,7 +24,7 @@ from stepgraph.planner._prompt import render
 PROGRAM_TRIES = 2
 RESULT_NAME = "printed_answer"
 
-_BLOCK = re.compile(r"```[ \t]*(?:python|py)?[^\n]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
+_BLOCK = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
 _MATH_CALL = re.compile(r"\bmath\.(?=(?:ceil|floor|sqrt)\s*\()")
 
 

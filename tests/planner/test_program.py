@@ -1,0 +1,95 @@
+"""The program of last resort: a model's own Python read as plan lines when no plan was valid."""
+
+import pytest
+
+from stepgraph import Engine, Planner
+from stepgraph.evaluation import Suite, run_goal
+from stepgraph.exceptions import PlanningError
+from stepgraph.model import Task
+from stepgraph.planner._program import RESULT_NAME, program_lines
+from stepgraph.testing import ScriptedLLM
+
+EGGS = (
+    "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes "
+    "muffins for her friends every day with four. She sells the remainder at the farmers' "
+    "market daily for $2 per fresh duck egg. How much in dollars does she make every day?"
+)
+PROGRAM = """Here it is.
+```python
+import math
+eggs_per_day = 16  # eggs laid
+eaten = 3
+baked = 4
+price = 2
+remaining = eggs_per_day - eaten - baked
+print(f"She makes ${remaining * price} a day")
+```
+```output
+20
+```"""
+NOT_A_PLAN = "I cannot write a plan for this."
+
+
+def test_imports_and_prints_go_and_the_printed_value_is_the_last_step():
+    lines = program_lines(PROGRAM, [16, 3, 4, 2])
+    assert "import" not in lines and "print(" not in lines
+    assert lines.strip().splitlines()[-1] == f"{RESULT_NAME} = remaining * price"
+    assert "eggs_per_day = 16\n" in lines  # the goal's 16: its comment goes, so it binds
+
+
+def test_a_literal_the_goal_does_not_state_keeps_its_why():
+    lines = program_lines("```python\nx = 60  # minutes in an hour\nprint(x)\n```", [16])
+    assert "x = 60  # minutes in an hour" in lines
+
+
+def test_math_calls_are_the_expression_language_s_own():
+    lines = program_lines("```python\nimport math\ny = math.ceil(7 / 2)\nprint(y)\n```")
+    assert lines.strip() == "y = ceil(7 / 2)"
+
+
+def _suite() -> Suite:
+    return Suite(name="program", goals=[{"id": "eggs", "goal": EGGS, "expect": 18}])
+
+
+def _run(replies: list[str], tmp_path, *, program_plan: bool = True):
+    model = ScriptedLLM(replies)
+    planner = Planner(
+        model,
+        plan_retries=0,
+        syntax="lines",
+        numbered_names=True,
+        cross_route="worked-code",
+        program_plan=program_plan,
+    )
+    suite = _suite()
+    engine = Engine(planner=planner, cross_check=True)
+    outcome = run_goal(suite, suite.goals[0], engine, tmp_path, tmp_path / "r.jsonl")
+    return outcome, model
+
+
+def test_no_valid_plan_then_the_program_runs_and_the_worked_answer_verifies_it(tmp_path):
+    worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+    outcome, model = _run([NOT_A_PLAN, PROGRAM, worked, "She makes $18 a day."], tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert "Python program" in model.requests[1][0]["content"]  # the program's own prompt
+
+
+def test_a_wrong_program_is_caught_by_the_worked_answer(tmp_path):
+    wrong = PROGRAM.replace("eggs_per_day - eaten - baked", "eggs_per_day - eaten")
+    worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+    outcome, _ = _run([NOT_A_PLAN, wrong, worked, NOT_A_PLAN], tmp_path)
+    assert not outcome.verified and not outcome.verified_wrong
+
+
+def test_a_program_no_plan_either_ends_as_no_valid_plan_with_both_reasons(tmp_path):
+    model = ScriptedLLM([NOT_A_PLAN, NOT_A_PLAN, "```python\nfor i in range(3):\n    pass\n```"])
+    planner = Planner(model, plan_retries=0, syntax="lines", program_plan=True)
+    with pytest.raises(PlanningError) as refused:
+        Engine(planner=planner).run(Task(name="eggs", goal=EGGS), journal=tmp_path / "j.jsonl")
+    assert "no valid plan in 1 attempts" in str(refused.value)
+    assert "program was no valid plan either in 2 attempts" in str(refused.value)
+
+
+def test_without_the_setting_no_program_is_asked(tmp_path):
+    outcome, model = _run([NOT_A_PLAN], tmp_path, program_plan=False)
+    assert not outcome.verified and len(model.requests) == 1
