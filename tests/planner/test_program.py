@@ -69,7 +69,7 @@ def _run(replies: list[str], tmp_path, *, program_plan: bool = True):
 
 def test_no_valid_plan_then_the_program_runs_and_the_worked_answer_verifies_it(tmp_path):
     worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
-    outcome, model = _run([NOT_A_PLAN, PROGRAM, worked, "She makes $18 a day."], tmp_path)
+    outcome, model = _run([NOT_A_PLAN, PROGRAM, worked, "She makes 18 USD every day."], tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
     assert "Python program" in model.requests[1][0]["content"]  # the program's own prompt
 
