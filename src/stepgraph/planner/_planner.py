@@ -201,6 +201,15 @@ class Planner:
         parsed.repairs = [*bound, *parsed.repairs]  # the literals read as inputs, first
         return parsed
 
+    def _grounded(
+        self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None
+    ) -> ParsedPlan:
+        """`_parse`, and a valid plan refused where it is not grounded in the goal."""
+        parsed = self._parse(text, task, syntax)
+        if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
+            return ParsedPlan(None, grounding, parsed.repairs, parsed.data)
+        return parsed
+
     def _unused_read(
         self, task: PreparedTask, text: str, problems: list[PlanProblem]
     ) -> list[PlanProblem]:
@@ -446,9 +455,7 @@ class Planner:
                 parsed = ParsedPlan(None, [PlanProblem(None, REPEATED), *again.problems])
                 parsed.data = again.data
             else:
-                parsed = self._parse(reply.text, task)
-                if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
-                    parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)
+                parsed = self._grounded(reply.text, task)
             if parsed.plan is not None:
                 return _accepted(parsed, purpose, attempt, journal)
             problems = list({str(p): p for p in parsed.problems}.values())  # each one once
@@ -504,9 +511,7 @@ class Planner:
         problems: list[PlanProblem] = []
         for attempt in range(1, PROGRAM_TRIES + 1):
             reply = self._ask(messages, "program", attempt, None, journal)
-            parsed = self._parse(program_lines(reply.text, numbers), task, "lines")
-            if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
-                parsed = ParsedPlan(None, grounding, parsed.repairs, parsed.data)
+            parsed = self._grounded(program_lines(reply.text, numbers), task, "lines")
             if parsed.plan is not None:
                 return _accepted(parsed, "program", attempt, journal)
             problems = list({str(p): p for p in parsed.problems}.values())

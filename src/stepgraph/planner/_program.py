@@ -19,6 +19,7 @@ from collections.abc import Collection
 
 from stepgraph.planner._client import Message
 from stepgraph.planner._prompt import render
+from stepgraph.planner._worked import is_print, printed_value
 
 # Tries of the program: greedy, then one sample more widely (`_client._sampling`).
 PROGRAM_TRIES = 2
@@ -56,12 +57,11 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     dropped: set[int] = set()  # line numbers, from 1
     printed: ast.expr | None = None
     for node in tree.body:
-        call = node.value if isinstance(node, ast.Expr) else None
-        is_print = isinstance(call, ast.Call) and _named(call.func, "print")
-        if is_print or isinstance(node, ast.Import | ast.ImportFrom):
+        shows = isinstance(node, ast.Expr) and is_print(node.value)
+        if shows or isinstance(node, ast.Import | ast.ImportFrom):
             dropped.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        if is_print and isinstance(call, ast.Call):
-            printed = _shown_value(call) or printed
+        if shows and isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            printed = printed_value(node.value) or printed
     kept = [line for number, line in enumerate(lines, 1) if number not in dropped]
     last = _last_assigned(tree)
     if printed is not None and not (isinstance(printed, ast.Name) and printed.id == last):
@@ -77,22 +77,6 @@ def _states_one_of(node: ast.stmt, numbers: Collection[float]) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     return any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
-
-
-def _named(func: ast.expr, name: str) -> bool:
-    return isinstance(func, ast.Name) and func.id == name
-
-
-def _shown_value(call: ast.Call) -> ast.expr | None:
-    """The one value a print shows: its argument that is no text, or an f-string's field."""
-    values: list[ast.expr] = []
-    for argument in call.args:
-        if isinstance(argument, ast.JoinedStr):
-            fields = [part for part in argument.values if isinstance(part, ast.FormattedValue)]
-            values += [field.value for field in fields]
-        elif not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
-            values.append(argument)
-    return values[0] if len(values) == 1 else None
 
 
 def _last_assigned(tree: ast.Module) -> str | None:

@@ -92,9 +92,9 @@ def computed(text: str) -> Computed | None:
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom) and _imports_math(node):
             continue
-        if isinstance(node, ast.Expr) and _is_print(node.value):
+        if isinstance(node, ast.Expr) and is_print(node.value):
             assert isinstance(node.value, ast.Call)
-            shown = _printed(node.value)
+            shown = printed_value(node.value)
             printed = None if shown is None else _value(shown, scope)
             if printed is None:
                 return None
@@ -119,7 +119,7 @@ def _imports_math(node: ast.Import | ast.ImportFrom) -> bool:
     return all(alias.name == "math" for alias in node.names)
 
 
-def _is_print(node: ast.expr) -> bool:
+def is_print(node: ast.expr) -> bool:
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -128,7 +128,7 @@ def _is_print(node: ast.expr) -> bool:
     )
 
 
-def _printed(call: ast.Call) -> ast.expr | None:
+def printed_value(call: ast.Call) -> ast.expr | None:
     """The one value a print shows; None for none or several.
 
     ``print(total)``, ``print("Total:", total)`` and ``print(f"Total: {total}")`` show one.
