@@ -93,3 +93,39 @@ def test_a_program_no_plan_either_ends_as_no_valid_plan_with_both_reasons(tmp_pa
 def test_without_the_setting_no_program_is_asked(tmp_path):
     outcome, model = _run([NOT_A_PLAN], tmp_path, program_plan=False)
     assert not outcome.verified and len(model.requests) == 1
+
+
+def _first(replies: list[str], tmp_path):
+    model = ScriptedLLM(replies)
+    planner = Planner(
+        model, plan_retries=0, syntax="lines", numbered_names=True,
+        cross_route="worked-code", program_first=True,
+    )  # fmt: skip
+    suite = _suite()
+    outcome = run_goal(
+        suite, suite.goals[0], Engine(planner=planner, cross_check=True), tmp_path,
+        tmp_path / "r.jsonl",
+    )  # fmt: skip
+    return outcome, model
+
+
+def test_program_first_asks_the_program_before_any_plan(tmp_path):
+    """With program_first a valid program is the plan: no plan request is sent at all."""
+    worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+    outcome, model = _first([PROGRAM, worked, "She makes 18 USD every day."], tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert "Python program" in model.requests[0][0]["content"]
+    assert not any("\nInputs:\n" in r[-1]["content"] for r in model.requests)  # no plan asked
+    journal = (tmp_path / "r.jsonl").read_text()
+    assert '"purpose":"program"' in journal.replace(" ", "")
+
+
+def test_program_first_that_is_no_plan_falls_back_to_the_plan_request(tmp_path):
+    """A program the engine cannot read costs one request; the plan request follows."""
+    loop = "```python\nfor i in range(3):\n    pass\n```"
+    plan = "remaining = eggs_16 - 3 - 4\nincome = remaining * usd_2\n"
+    worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+    outcome, model = _first([loop, plan, worked, "She makes 18 USD every day."], tmp_path)
+    assert "Python program" in model.requests[0][0]["content"]
+    assert "\nInputs:\n" in model.requests[1][-1]["content"]  # the plan request
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)

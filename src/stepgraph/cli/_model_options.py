@@ -151,6 +151,7 @@ class ModelOptions:
             "afresh_on_disagreement": shape.afresh_on_disagreement,
             "tool_schemas": shape.tool_schemas,
             "program_plan": shape.program_plan,
+            "program_first": shape.program_first,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

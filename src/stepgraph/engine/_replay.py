@@ -477,6 +477,7 @@ def _run_again(
             retry_with="fresh" if recording.start.config.retry_with == "fresh" else "feedback",
             afresh_on_disagreement=bool(recording.start.config.afresh_on_disagreement),
             program_plan=bool(recording.start.config.program_plan),
+            program_first=bool(recording.start.config.program_first),
         )
         if texts
         else None,

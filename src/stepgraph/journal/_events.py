@@ -60,6 +60,9 @@ class RecordedConfig(BaseModel):
     program_plan: bool | None = Field(
         None, description="Whether a goal with no valid plan was asked for a program."
     )
+    program_first: bool | None = Field(
+        None, description="Whether a program was asked for before any plan."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

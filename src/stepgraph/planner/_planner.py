@@ -112,6 +112,11 @@ class PlannerSettings(BaseSettings):
         description="When no plan is valid, ask the model for a short Python program and "
         "read it as a plan in lines (never executed as Python), checked as any plan.",
     )
+    program_first: bool = Field(
+        False,
+        description="Ask first for a short Python program, read as a plan in lines (never "
+        "executed as Python); only where it is no valid plan is a plan asked for.",
+    )
 
 
 @dataclass(frozen=True)
@@ -143,8 +148,11 @@ class Planner:
         afresh_on_disagreement: bool = False,
         tool_schemas: bool = True,
         program_plan: bool = False,
+        program_first: bool = False,
     ) -> None:
         self.client = client
+        # A small code model writes a program more readily than a plan: asked for first.
+        self.program_first = program_first
         # No plan was valid: the model's own program, read as plan lines (`_program`).
         self.program_plan = program_plan
         # A server that constrains output then allows only the tools, each with its arguments.
@@ -265,7 +273,16 @@ class Planner:
         watch: PlanWatcher | None = None,
         examples: Sequence[WorkedExample] = (),
     ) -> CheckedPlan:
-        """`plan`, with the graph the plan's static checks built (a subclass overrides `plan`)."""
+        """`plan`, with the graph the plan's static checks built (a subclass overrides `plan`).
+
+        With `program_first`, the model's program is asked for once before any plan, and a
+        plan only where the program is no valid plan.
+        """
+        if self.program_first and watch is None:
+            try:
+                return self.program_checked(task, journal, tries=1)
+            except PlanningError:
+                pass  # journaled as `plan.invalid` (purpose "program"); a plan is asked next
         system = {"role": "system", "content": self._system(task, examples)}
         request = self._goal(task)
         if self.reason_first:
@@ -499,17 +516,21 @@ class Planner:
         )
 
     def program_checked(
-        self, task: PreparedTask, journal: JournalWriter | None = None
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        *,
+        tries: int = PROGRAM_TRIES,
     ) -> CheckedPlan:
         """A plan read from the model's own short Python program, for when no plan was valid.
 
-        Asked as for any code (`_program`), at most `PROGRAM_TRIES` times, the same request
+        Asked as for any code (`_program`), at most `tries` times, the same request
         sampled more widely each time; read as plan lines and checked as any plan.
         """
         messages = program_messages(task.task.goal)
         numbers = list(_numbers_of(self._read(task)).values())
         problems: list[PlanProblem] = []
-        for attempt in range(1, PROGRAM_TRIES + 1):
+        for attempt in range(1, tries + 1):
             reply = self._ask(messages, "program", attempt, None, journal)
             parsed = self._grounded(program_lines(reply.text, numbers), task, "lines")
             if parsed.plan is not None:
@@ -525,7 +546,7 @@ class Planner:
                     )
                 )
         raise PlanningError(
-            f"the model's program was no valid plan either in {PROGRAM_TRIES} attempts; "
+            f"the model's program was no valid plan either in {tries} attempts; "
             "the last one had these problems:",
             problems=problems,
         )
