@@ -111,9 +111,11 @@ def test_reading_is_off_for_a_task_that_names_its_inputs():
     assert "inputs.eggs" not in llm.requests[0][-1]["content"]
 
 
-def test_a_money_rate_read_from_the_goal_passes_grounding():
-    # The engine once refused its own read input: "$7 per hour" read as 7 USD/h, quoted as 7 USD.
-    goal = "His neighbor pays him $7 per hour to babysit. He babysits for 2 hours. How much?"
+@pytest.mark.parametrize("rate", ["$7 per hour", "$7 for each hour", "$7 an hour"])
+def test_a_money_rate_read_from_the_goal_passes_grounding(rate):
+    """The engine once refused its own read input: "$7 per hour" read as 7 USD/h, quoted as
+    7 USD; "$7 for each hour" so too (GSM8K train 881), every plan and program refused."""
+    goal = f"His neighbor pays him {rate} to babysit. He babysits for 2 hours. How much?"
     read = read_inputs(goal)
     assert {str(item.value) for item in read.values()} == {"7 USD/h", "2 h"}
     names = " * ".join(f"${{inputs.{name}}}" for name in read)

@@ -353,14 +353,17 @@ def _is_money(text: str, number: GoalNumber) -> bool:
 def _money_units(rest: str) -> list[pint.Unit | None]:
     """Money: $7 is 7 USD; $7 per hour is 7 USD or 7 USD/h (the read input is the rate)."""
     dollar = parse_unit("USD")
-    words = [word.strip(".,;:()?!").casefold() for word in rest.split()[:2]]
-    if len(words) == 2 and words[0] in _PER | _PER_OR_NOT:
-        try:
-            per = parse_unit(words[1], counts=False)
-        except UnitError:
-            return [dollar]
-        return [dollar, dollar / per]
-    return [dollar]
+    # As `_as_rate` reads it: the per-word first or second ("$5 for each hour", GSM8K train
+    # 881: read as 5 USD/h, then refused as not what its own quote states).
+    words = [word.strip(".,;:()?!").casefold() for word in rest.split()[:3]]
+    per_at = next((i for i, word in enumerate(words[:2]) if word in _PER | _PER_OR_NOT), None)
+    if per_at is None or per_at + 1 >= len(words):
+        return [dollar]
+    try:
+        per = parse_unit(words[per_at + 1], counts=False)
+    except UnitError:
+        return [dollar]
+    return [dollar, dollar / per]
 
 
 def _units_after(rest: str) -> list[pint.Unit]:
