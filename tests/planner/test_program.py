@@ -6,7 +6,7 @@ from stepgraph import Engine, Planner
 from stepgraph.evaluation import Suite, run_goal
 from stepgraph.exceptions import PlanningError
 from stepgraph.model import Task
-from stepgraph.planner._program import RESULT_NAME, program_lines
+from stepgraph.planner._program import RESULT_NAME, program_lines, program_messages
 from stepgraph.testing import ScriptedLLM
 
 EGGS = (
@@ -28,6 +28,19 @@ print(f"She makes ${remaining * price} a day")
 20
 ```"""
 NOT_A_PLAN = "I cannot write a plan for this."
+PROGRAM_PROMPT = program_messages(EGGS)[0]["content"]
+FUNCTION = """```python
+def solution():
+    \"\"\"Janet's eggs.\"\"\"
+    eggs_per_day = 16
+    eaten = 3  # for breakfast
+    baked = 4
+    price = 2
+    remaining = eggs_per_day - eaten - baked
+    return remaining * price
+
+print(solution())
+```"""
 
 
 def test_imports_and_prints_go_and_the_printed_value_is_the_last_step():
@@ -45,6 +58,26 @@ def test_a_literal_the_goal_does_not_state_keeps_its_why():
 def test_math_calls_are_the_expression_language_s_own():
     lines = program_lines("```python\nimport math\ny = math.ceil(7 / 2)\nprint(y)\n```")
     assert lines.strip() == "y = ceil(7 / 2)"
+
+
+def test_a_function_is_read_as_its_body_and_what_it_returns_is_the_answer():
+    """The `def solution(): ... return x` a code model writes is read as plan lines."""
+    lines = program_lines(FUNCTION, [16, 3, 4, 2])
+    assert "def " not in lines and "return" not in lines and "Janet" not in lines
+    assert lines.strip().splitlines()[-1] == f"{RESULT_NAME} = remaining * price"
+    assert "eaten = 3\n" in lines and lines.startswith("eggs_per_day = 16\n")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def solution(eggs):\n    return eggs * 2\n",  # a parameter: no value to give it
+        "def solution():\n    x = 2\n    if x:\n        return x\n    return 3\n",
+        "def a():\n    return 1\ndef b():\n    return 2\n",
+    ],
+)
+def test_a_function_that_is_no_plain_program_is_left_for_the_lines_reader_to_refuse(code):
+    assert "def " in program_lines(f"```python\n{code}```")
 
 
 def _suite() -> Suite:
@@ -71,7 +104,7 @@ def test_no_valid_plan_then_the_program_runs_and_the_worked_answer_verifies_it(t
     worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
     outcome, model = _run([NOT_A_PLAN, PROGRAM, worked, "She makes 18 USD every day."], tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
-    assert "Python program" in model.requests[1][0]["content"]  # the program's own prompt
+    assert model.requests[1][0]["content"] == PROGRAM_PROMPT  # the program's own prompt
 
 
 def test_a_wrong_program_is_caught_by_the_worked_answer(tmp_path):
@@ -114,10 +147,17 @@ def test_program_first_asks_the_program_before_any_plan(tmp_path):
     worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
     outcome, model = _first([PROGRAM, worked, "She makes 18 USD every day."], tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
-    assert "Python program" in model.requests[0][0]["content"]
+    assert model.requests[0][0]["content"] == PROGRAM_PROMPT
     assert not any("\nInputs:\n" in r[-1]["content"] for r in model.requests)  # no plan asked
     journal = (tmp_path / "r.jsonl").read_text()
     assert '"purpose":"program"' in journal.replace(" ", "")
+
+
+def test_program_first_written_as_a_function_is_verified_by_the_worked_answer(tmp_path):
+    worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+    outcome, model = _first([FUNCTION, worked, "She makes 18 USD every day."], tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert len(model.requests) == 3  # program, worked answer, answer text: no plan request
 
 
 def test_program_first_that_is_no_plan_falls_back_to_the_plan_request(tmp_path):
@@ -126,6 +166,6 @@ def test_program_first_that_is_no_plan_falls_back_to_the_plan_request(tmp_path):
     plan = "remaining = eggs_16 - 3 - 4\nincome = remaining * usd_2\n"
     worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
     outcome, model = _first([loop, plan, worked, "She makes 18 USD every day."], tmp_path)
-    assert "Python program" in model.requests[0][0]["content"]
+    assert model.requests[0][0]["content"] == PROGRAM_PROMPT
     assert "\nInputs:\n" in model.requests[1][-1]["content"]  # the plan request
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import textwrap
 from collections.abc import Collection
 
 from stepgraph.planner._client import Message
@@ -50,6 +51,8 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
         tree = ast.parse(code)
     except SyntaxError:
         return code
+    if (body := _function_body(code, tree)) is not None:
+        code, tree = body
     lines = code.splitlines()
     for node in tree.body:
         if _states_one_of(node, numbers) and node.lineno == node.end_lineno:
@@ -67,6 +70,33 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     if printed is not None and not (isinstance(printed, ast.Name) and printed.id == last):
         kept.append(f"{RESULT_NAME} = {ast.unparse(printed)}")
     return "\n".join(kept) + "\n"
+
+
+def _function_body(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
+    """A program written as one function (``def solution(): ... return x``), as its body.
+
+    A code model asked for a program often writes the function Program-of-Thought prompts
+    show; its body is the program, and what it returns is what it prints. Only a function
+    of no parameters whose body is plain statements and one last ``return`` is read so.
+    """
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    if len(functions) != 1:
+        return None
+    function = functions[0]
+    *steps, last = function.body
+    if function.args.args or not isinstance(last, ast.Return) or last.value is None:
+        return None
+    inner = (node for step in steps for node in ast.walk(step))
+    if any(isinstance(node, ast.Return | ast.FunctionDef | ast.Lambda) for node in inner):
+        return None
+    if steps and isinstance(steps[0], ast.Expr) and isinstance(steps[0].value, ast.Constant):
+        steps = steps[1:]  # the docstring
+    source = code.splitlines()[steps[0].lineno - 1 : last.lineno - 1] if steps else []
+    body = textwrap.dedent("\n".join(source)) + f"\nprint({ast.unparse(last.value)})\n"
+    try:
+        return body, ast.parse(body)
+    except SyntaxError:
+        return None
 
 
 def _states_one_of(node: ast.stmt, numbers: Collection[float]) -> bool:
