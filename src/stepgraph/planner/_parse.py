@@ -260,7 +260,7 @@ def _without_plain_labels(
     return _unlabelled(plan, labelled)
 
 
-def _unlabelled(plan: StepGraph, steps: set[str | None]) -> StepGraph:
+def _unlabelled(plan: StepGraph, steps: set[str]) -> StepGraph:
     changed = [
         step.model_copy(update={"expect_unit": None}) if step.id in steps else step
         for step in plan.steps

@@ -56,7 +56,7 @@ def _hoisted(name: str, parameters: dict[str, Any], definitions: dict[str, Any])
     for section in ("$defs", "definitions"):
         for key in parameters.get(section, {}):
             text = text.replace(f'"#/{section}/{key}"', f'"#/$defs/{name}__{key}"')
-    moved = json.loads(text)
+    moved: dict[str, Any] = json.loads(text)
     for section in ("$defs", "definitions"):
         for key, value in moved.pop(section, {}).items():
             definitions[f"{name}__{key}"] = value
