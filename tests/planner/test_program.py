@@ -46,7 +46,9 @@ print(solution())
 def test_imports_and_prints_go_and_the_printed_value_is_the_last_step():
     lines = program_lines(PROGRAM, [16, 3, 4, 2])
     assert "import" not in lines and "print(" not in lines
-    assert lines.strip().splitlines()[-1] == f"{RESULT_NAME} = remaining * price"
+    *_, result, answer = lines.strip().splitlines()
+    assert result == f"{RESULT_NAME} = remaining * price"
+    assert answer == f'answer = f"{{{RESULT_NAME}}}"'  # the answer is the result, unworded
     assert "eggs_per_day = 16\n" in lines  # the goal's 16: its comment goes, so it binds
 
 
@@ -57,14 +59,14 @@ def test_a_literal_the_goal_does_not_state_keeps_its_why():
 
 def test_math_calls_are_the_expression_language_s_own():
     lines = program_lines("```python\nimport math\ny = math.ceil(7 / 2)\nprint(y)\n```")
-    assert lines.strip() == "y = ceil(7 / 2)"
+    assert lines.strip() == 'y = ceil(7 / 2)\nanswer = f"{y}"'
 
 
 def test_a_function_is_read_as_its_body_and_what_it_returns_is_the_answer():
     """The `def solution(): ... return x` a code model writes is read as plan lines."""
     lines = program_lines(FUNCTION, [16, 3, 4, 2])
     assert "def " not in lines and "return" not in lines and "Janet" not in lines
-    assert lines.strip().splitlines()[-1] == f"{RESULT_NAME} = remaining * price"
+    assert lines.strip().splitlines()[-2] == f"{RESULT_NAME} = remaining * price"
     assert "eaten = 3\n" in lines and lines.startswith("eggs_per_day = 16\n")
 
 
@@ -155,9 +157,15 @@ def test_program_first_asks_the_program_before_any_plan(tmp_path):
 
 def test_program_first_written_as_a_function_is_verified_by_the_worked_answer(tmp_path):
     worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
-    outcome, model = _first([FUNCTION, worked, "She makes 18 USD every day."], tmp_path)
+    outcome, model = _first([FUNCTION, worked], tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
-    assert len(model.requests) == 3  # program, worked answer, answer text: no plan request
+    assert len(model.requests) == 2  # the program and the worked answer: no plan, no wording
+
+
+def test_a_program_variable_named_answer_is_a_value_not_the_answer_template():
+    lines = program_lines("```python\nanswer = 3 * 4\nprint(answer)\n```", [3, 4])
+    assert lines == 'answer_value = 3 * 4\nanswer = f"{answer_value}"\n'
+
 
 
 def test_program_first_that_is_no_plan_falls_back_to_the_plan_request(tmp_path):

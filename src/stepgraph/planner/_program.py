@@ -25,6 +25,9 @@ from stepgraph.planner._worked import is_print, printed_value
 # Tries of the program: greedy, then one sample more widely (`_client._sampling`).
 PROGRAM_TRIES = 2
 RESULT_NAME = "printed_answer"
+ANSWER_VARIABLE = "answer_value"
+
+_ANSWER_NAME = re.compile(r"(?<![\w.])answer(?!\w)")
 
 _BLOCK = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
 _MATH_CALL = re.compile(r"\bmath\.(?=(?:ceil|floor|sqrt)\s*\()")
@@ -69,7 +72,13 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     last = _last_assigned(tree)
     if printed is not None and not (isinstance(printed, ast.Name) and printed.id == last):
         kept.append(f"{RESULT_NAME} = {ast.unparse(printed)}")
-    return "\n".join(kept) + "\n"
+        last = RESULT_NAME
+    # In plan lines `answer = ...` is the answer's template; a program's variable so named
+    # is one more value.
+    program = _ANSWER_NAME.sub(ANSWER_VARIABLE, "\n".join(kept))
+    if last is not None:  # the answer is the result: no model call to word it
+        program += f'\nanswer = f"{{{_ANSWER_NAME.sub(ANSWER_VARIABLE, last)}}}"'
+    return program + "\n"
 
 
 def _function_body(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
