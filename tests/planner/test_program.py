@@ -167,7 +167,6 @@ def test_a_program_variable_named_answer_is_a_value_not_the_answer_template():
     assert lines == 'answer_value = 3 * 4\nanswer = f"{answer_value}"\n'
 
 
-
 def test_program_first_that_is_no_plan_falls_back_to_the_plan_request(tmp_path):
     """A program the engine cannot read costs one request; the plan request follows."""
     loop = "```python\nfor i in range(3):\n    pass\n```"
