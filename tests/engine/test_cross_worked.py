@@ -1,13 +1,20 @@
 """The cross-check by the model's own worked answer in words (``cross_route="worked"``)."""
 
 import json
+from dataclasses import replace
+
+import pytest
 
 from stepgraph import Engine, Planner, RunStatus, Task
 from stepgraph.engine import replay
+from stepgraph.engine._cross import route_for
 from stepgraph.exceptions import LLMError
 from stepgraph.journal import read_journal
 from stepgraph.planner import LLMReply
+from stepgraph.planner._read_goal import read_inputs
+from stepgraph.task import PreparedTask, parse_input
 from stepgraph.testing import ScriptedLLM
+from stepgraph.tools import default_registry
 
 GOAL = "Apples are packed 24 to a crate. How many full crates can be packed from 1,000 apples?"
 WORDS_41 = "1000 / 24 = 41.67, and only full crates count.\nANSWER: 41"
@@ -225,3 +232,25 @@ def test_a_fresh_plan_that_still_disagrees_leaves_the_run_unverified(tmp_path):
     assert result.status is RunStatus.UNVERIFIED
     assert "still disagrees" in _cross(result).description
     assert [m[-1]["content"] for m in model.requests].count(BUSES) <= 1  # words asked once
+
+
+@pytest.mark.parametrize(
+    ("goal", "route"),
+    [
+        ("A batch job takes 135 minutes. How many hours is that?", "plan"),
+        ("A car drives 120 miles at 40 mph. How many minutes does it take?", "plan"),
+        ("How many GB is 2 TiB?", "plan"),
+        # no input is in time: nothing converts, the words count (GSM8K train 1633)
+        (
+            "Erwin eats 2 chocolates on weekdays and 1 chocolate on weekends. He ate 24 "
+            "chocolates in total. How many weeks did it take to finish all the chocolate?",
+            "worked-code",
+        ),
+        ("She walks 3 miles a day. How many miles in 5 days?", "worked-code"),
+        ("A toy costs $4. How much do 3 toys cost?", "worked-code"),
+    ],
+)
+def test_auto_takes_another_plan_only_where_an_input_can_convert_to_the_answer(goal, route):
+    task = PreparedTask(Task(goal=goal), default_registry(), {})
+    read = {name: parse_input(item.value) for name, item in read_inputs(goal).items()}
+    assert route_for(replace(task, inputs=read)) == route

@@ -237,6 +237,11 @@ def route_for(task: PreparedTask) -> str:
     asked = asked_unit(task.task.goal)
     if asked is None or _is_money(asked):
         return "worked-code"
+    # "How many weeks" of chocolates a day: no input is in time, so nothing converts; the
+    # words count (GSM8K train 1633: another plan shared the first's misreading)
+    kinds = set(asked.dimensionality)
+    if not any(kinds & set(value.dimensionality) for value in quantities):
+        return "worked-code"
     # "How many miles" of "3 miles a day": the words need no conversion to answer in it
     written = {name for value in quantities for name in value.units._units}
     return "worked-code" if set(asked._units) <= written else "plan"
