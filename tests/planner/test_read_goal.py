@@ -431,6 +431,23 @@ SQUIRRELS = (
 )
 
 
+KEYCHAINS = (
+    "Each keychain takes 12 inches of thread. She made six friends in classes and half that "
+    "number from after-school clubs. How many inches of thread does she need?"
+)
+
+
+def test_half_may_be_written_as_its_two_as_a_third_as_its_three():
+    """GSM8K train 2697: a program's `friends // 2` for "half that number" was refused as no
+    number of the goal, where `/ 3` for "a third" passed."""
+    for lines in (
+        "clubs = friends_6 / 2\nfriends = friends_6 + clubs\ntotal = friends * thread",
+        "clubs = friends_6 * number_0_5\nfriends = friends_6 + clubs\ntotal = friends * thread",
+    ):
+        result = _lines_run(KEYCHAINS, lines + '\nanswer = f"{total}"')
+        assert result.answer.startswith("108 in"), result.answer
+
+
 def test_a_fraction_in_words_is_one_share_a_plan_may_write_as_its_numbers():
     # GSM8K train 1775 and 2042: `/ 3` for "a third more" was refused as no number of the goal
     read = read_inputs(SQUIRRELS, numbered=True)

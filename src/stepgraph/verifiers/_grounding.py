@@ -353,9 +353,13 @@ def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]
         return []
     goal = task.task.goal
     stated = [number for number in goal_numbers(goal) if number.value != 0]
-    # a fraction in words may be written as its numbers (`/ 3` for "a third more"), as
-    # "3/5" may; other number words are the read inputs' to bind
-    stated += [number for number in word_numbers(goal) if worded_fraction(number.text)]
+    # a fraction in words may be written as its numbers (`/ 3` for "a third more", `/ 2`
+    # for "half that number"), as "3/5" may; other number words are the read inputs' to bind
+    stated += [
+        number
+        for number in word_numbers(goal)
+        if worded_fraction(number.text) or number.text.casefold() == "half"
+    ]
     return [
         *_input_problems(_quoted_inputs(plan, task), goal),
         *_unused_input_problems(plan, task),
