@@ -7,7 +7,9 @@ from stepgraph.evaluation import Suite, run_goal
 from stepgraph.exceptions import PlanningError
 from stepgraph.model import Task
 from stepgraph.planner._program import RESULT_NAME, program_lines, program_messages
+from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
+from stepgraph.tools import default_registry
 
 EGGS = (
     "Janet's ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes "
@@ -176,3 +178,44 @@ def test_program_first_that_is_no_plan_falls_back_to_the_plan_request(tmp_path):
     assert model.requests[0][0]["content"] == PROGRAM_PROMPT
     assert "\nInputs:\n" in model.requests[1][-1]["content"]  # the plan request
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+
+
+CANDY = (
+    "Travis and his brother joined a trick-or-treat event. They collected 68 pieces of candy "
+    "altogether. Each of them ate 4 pieces of candy after the event. How many pieces of candy "
+    "were left?"
+)
+
+
+def _program_plan(goal: str, code: str):
+    """The plan a program is read as, grounded in `goal`, or its problems."""
+    planner = Planner(ScriptedLLM([]), syntax="lines", numbered_names=True)
+    task = PreparedTask(Task(name="p", goal=goal), default_registry(), {})
+    task.inputs = resolve_inputs(task.task)
+    numbers = [float(n) for n in (68, 4)]  # the goal's
+    return planner._grounded(program_lines(f"```python\n{code}```", numbers), task, "lines")
+
+
+def test_a_number_the_goal_does_not_state_is_a_constant_where_a_comment_says_why():
+    """The model's comment above the line, or after the expression, is the constant's why."""
+    above = "total = 68\n# Travis and his brother\npeople = 2\nprint(total - 4 * people)\n"
+    parsed = _program_plan(CANDY, above)
+    assert parsed.plan is not None, parsed.problems
+    assert parsed.plan.constants["people"].why == "Travis and his brother"
+    after = "total = 68\nleft = total - 4 * 2  # Travis and his brother\nprint(left)\n"
+    parsed = _program_plan(CANDY, after)
+    assert parsed.plan is not None, parsed.problems
+    assert parsed.plan.constants["left_factor"].why == "Travis and his brother"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "total = 68\npeople = 2\nprint(total - 4 * people)\n",  # no why at all
+        "total = 68\nleft = total - 4 * 2 * 3  # two of them\nprint(left)\n",  # one why, two
+    ],
+)
+def test_a_number_without_a_why_of_its_own_stays_refused(code):
+    parsed = _program_plan(CANDY, code)
+    assert parsed.plan is None
+    assert any("is not a number of the goal" in str(p) for p in parsed.problems)

@@ -19,6 +19,7 @@ import textwrap
 from collections.abc import Collection
 
 from stepgraph.planner._client import Message
+from stepgraph.planner._lines import _comments
 from stepgraph.planner._prompt import render
 from stepgraph.planner._worked import is_print, printed_value
 
@@ -56,6 +57,8 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
         return code
     if (body := _function_body(code, tree)) is not None:
         code, tree = body
+    code = _declared(code, tree, numbers)
+    tree = ast.parse(code)
     lines = code.splitlines()
     for node in tree.body:
         if _states_one_of(node, numbers) and node.lineno == node.end_lineno:
@@ -79,6 +82,73 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     if last is not None:  # the answer is the result: no model call to word it
         program += f'\nanswer = f"{{{_ANSWER_NAME.sub(ANSWER_VARIABLE, last)}}}"'
     return program + "\n"
+
+
+def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
+    """The program with each number the goal does not state declared as plan lines declare it.
+
+    The prompt asks for a comment saying why such a number is used; a code model writes it
+    above the line (``# two brothers`` over ``people = 2``) or after an expression that
+    holds the number (``earned = daily * 5  # 5 weekdays``). In plan lines only
+    ``name = number  # why`` declares a constant: the comment is moved there, and a number
+    inside an expression gets a line of its own with the comment as its why. A number
+    with no comment at all stays, for grounding to refuse.
+    """
+    lines = code.splitlines()
+    comments = _comments(code)
+    for node in reversed(tree.body):
+        if not (
+            isinstance(node, ast.Assign)
+            and node.lineno == node.end_lineno
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            continue
+        target = node.targets[0].id
+        text, alone = comments.get(node.lineno, ("", True))
+        above, above_alone = comments.get(node.lineno - 1, ("", False))
+        if isinstance(node.value, ast.Constant):
+            if _unstated(node.value, numbers) and not text and above and above_alone:
+                lines[node.lineno - 1] += f"  # {above}"
+            continue
+        unstated = {
+            float(n.value)
+            for n in ast.walk(node.value)
+            if isinstance(n, ast.Constant)
+            and _unstated(n, numbers)
+            and isinstance(n.value, int | float)
+        }
+        if len(unstated) != 1 or not text or alone:
+            continue  # one comment says why of one number
+        (number,) = unstated
+        name = f"{target}_factor"
+        value = _Named(number, name).visit(node.value)
+        indent = lines[node.lineno - 1][: node.col_offset]
+        statement = f"{indent}{target} = {ast.unparse(value)}  # {text}"
+        hoisted = f"{indent}{name} = {number:g}  # {text}"
+        lines[node.lineno - 1 : node.lineno] = [hoisted, statement]
+    return "\n".join(lines) + "\n"
+
+
+class _Named(ast.NodeTransformer):
+    """Each literal `number` in an expression replaced by the name `name`."""
+
+    def __init__(self, number: float, name: str) -> None:
+        self.number, self.name = number, name
+
+    def visit_Constant(self, constant: ast.Constant) -> ast.AST:
+        same = not isinstance(constant.value, bool) and constant.value == self.number
+        return ast.Name(self.name, ast.Load()) if same else constant
+
+
+def _unstated(node: ast.AST, numbers: Collection[float]) -> bool:
+    """Whether `node` is a number literal the goal does not state (0 and 1 are structure)."""
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return False
+    value = node.value
+    if not isinstance(value, int | float) or value in (0, 1):
+        return False
+    return not any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
 
 
 def _function_body(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
