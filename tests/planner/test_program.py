@@ -219,3 +219,12 @@ def test_a_number_without_a_why_of_its_own_stays_refused(code):
     parsed = _program_plan(CANDY, code)
     assert parsed.plan is None
     assert any("is not a number of the goal" in str(p) for p in parsed.problems)
+
+
+def test_a_percentage_written_over_100_is_the_goal_s_share():
+    """`60 / 100` for "60%" binds to the share, not to the goal's other 60 (60 pounds)."""
+    code = "w = 60\nup = w * (1 + 60 / 100)\nless = up / 60 / 100\nprint(less)\n"
+    lines = program_lines(f"```python\n{code}```", [60.0, 0.6])
+    assert "up = w * (1 + 0.6)" in lines
+    assert "less = up / 60 / 100" in lines  # 60 / 100 is no share after a division
+    assert "x = 70 / 100" in program_lines("x = 70 / 100\n", [60.0, 0.6])  # no 70% stated

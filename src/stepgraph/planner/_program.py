@@ -31,6 +31,11 @@ ANSWER_VARIABLE = "answer_value"
 _ANSWER_NAME = re.compile(r"(?<![\w.])answer(?!\w)")
 
 _BLOCK = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
+# N / 100 where nothing binds tighter on either side: not `x / 60 / 100`, `x ** 60 / 100`
+_PERCENT = re.compile(
+    r"(?<![\w.])(?<!/\s)(?<!/)(?<!\*\*\s)(?<!\*\*)(?<!%\s)(?<!%)"
+    r"(?P<number>\d+(?:\.\d+)?)\s*/\s*100(?![\w.])(?!\s*\*\*)"
+)
 _MATH_CALL = re.compile(r"\bmath\.(?=(?:ceil|floor|sqrt)\s*\()")
 
 
@@ -50,7 +55,7 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     lines). The lines reader reports what it cannot read, naming the line.
     """
     blocks = [match.group("code") for match in _BLOCK.finditer(text)]
-    code = _MATH_CALL.sub("", blocks[-1] if blocks else text)
+    code = _percents(_MATH_CALL.sub("", blocks[-1] if blocks else text), numbers)
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -82,6 +87,21 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     if last is not None:  # the answer is the result: no model call to word it
         program += f'\nanswer = f"{{{_ANSWER_NAME.sub(ANSWER_VARIABLE, last)}}}"'
     return program + "\n"
+
+
+def _percents(code: str, numbers: Collection[float]) -> str:
+    """``60 / 100`` as the goal's share 0.6 where "60%" is one of its numbers.
+
+    A program writes a percentage so; read apart, the 60 would be another input of the
+    goal's (60 pounds) and the 100 a number the goal does not state.
+    """
+
+    def share(match: re.Match[str]) -> str:
+        value = float(match.group("number")) / 100
+        stated = any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
+        return f"{value:g}" if stated else match.group(0)
+
+    return _PERCENT.sub(share, code)
 
 
 def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
