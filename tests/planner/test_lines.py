@@ -577,3 +577,15 @@ def test_a_target_name_written_with_a_space_is_read_as_one_name():
     assert plan["steps"][1]["args"]["expression"] == "${almond_butter_cost} / ${inputs.half}"
     with pytest.raises(LinesError, match="not a plan line"):
         read_lines("total = a b\nanswer = f'{total}'", ["a", "b"], [])  # no target: refused
+
+
+def test_plan_lines_without_an_answer_line_answer_with_their_last_value(tmp_path):
+    """No model call words the answer (GSM8K train 4978: one wrote "1. seeds_per_row: 80
+    (step 2)", and the answer check refused its 1 and 2)."""
+    goal = "Bob plants seeds 18 inches apart in a row 120 feet long. How many seeds per row?"
+    lines = 'space: "ft" = apart\nseeds = long / space'
+    model = ScriptedLLM([lines])
+    planner = Planner(model, syntax="lines", numbered_names=True, plan_retries=0)
+    result = Engine(planner=planner).run(Task(goal=goal), journal=tmp_path / "j.jsonl")
+    assert result.answer == "80", result.answer
+    assert len(model.requests) == 1

@@ -222,8 +222,10 @@ class _Reader:
             plan["checks"] = self.checks
         if self.unused:
             plan["unused"] = self.unused
-        if self.answer is not None:
-            plan["answer"] = self.answer
+        # With no answer line the last value is the answer, as the prompt says: a model
+        # asked to word it wrote "1. seeds_per_row: 80 (step 2)" (GSM8K train 4978), whose
+        # 1 and 2 the answer check then refused.
+        plan["answer"] = self.answer or f"${{{self.steps[-1]['id']}}}"
         return plan
 
     def _statement(self, node: ast.stmt) -> None:
