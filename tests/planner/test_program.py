@@ -213,6 +213,9 @@ def test_a_number_the_goal_does_not_state_is_a_constant_where_a_comment_says_why
     [
         "total = 68\npeople = 2\nprint(total - 4 * people)\n",  # no why at all
         "total = 68\nleft = total - 4 * 2 * 3  # two of them\nprint(left)\n",  # one why, two
+        # a why in units converts by hand (GSM8K train 4978: 18 inches "in feet" stayed inches)
+        "total = 68\nleft = total / 2  # in feet\nprint(left)\n",
+        "total = 68\n# minutes per hour\nper = 2\nprint(total / per)\n",
     ],
 )
 def test_a_number_without_a_why_of_its_own_stays_refused(code):

@@ -9,7 +9,8 @@ engine still verifies wrong says why (`known_wrong`) and is a strict xfail: fixe
 until the mark goes. A case recorded with ``cross_route: worked`` (the cross-check by the
 model's own worked answer) replays with it; ``caught_by_worked_answer`` marks a wrong plan
 that passed every check of its own and that only the words caught; ``retry_with: fresh``
-replays a run whose refused plans were asked for again without feedback.
+replays a run whose refused plans were asked for again without feedback; ``program_first``
+one whose first request was for the model's own program.
 """
 
 import json
@@ -48,6 +49,7 @@ def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_pa
         cross_route=route or "plan",
         numbered_names=bool(case.get("numbered_names")),
         retry_with=case.get("retry_with", "feedback"),
+        program_first=bool(case.get("program_first")),
     )
     suite = _suite(case)
     engine = Engine(planner=planner, cross_check=route is not None)

@@ -18,10 +18,13 @@ import re
 import textwrap
 from collections.abc import Collection
 
+from stepgraph.exceptions import UnitError
 from stepgraph.planner._client import Message
 from stepgraph.planner._lines import _comments
 from stepgraph.planner._prompt import render
 from stepgraph.planner._worked import is_print, printed_value
+from stepgraph.units import parse_unit
+from stepgraph.verifiers._everyday import is_everyday
 
 # Tries of the program: greedy, then one sample more widely (`_client._sampling`).
 PROGRAM_TRIES = 2
@@ -128,7 +131,8 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
         text, alone = comments.get(node.lineno, ("", True))
         above, above_alone = comments.get(node.lineno - 1, ("", False))
         if isinstance(node.value, ast.Constant):
-            if _unstated(node.value, numbers) and not text and above and above_alone:
+            declared = above and above_alone and not _speaks_of_units(above)
+            if _unstated(node.value, numbers) and not text and declared:
                 lines[node.lineno - 1] += f"  # {above}"
             continue
         unstated = {
@@ -138,8 +142,8 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
             and _unstated(n, numbers)
             and isinstance(n.value, int | float)
         }
-        if len(unstated) != 1 or not text or alone:
-            continue  # one comment says why of one number
+        if len(unstated) != 1 or not text or alone or _speaks_of_units(text):
+            continue  # one comment says why of one number; units convert by themselves
         (number,) = unstated
         name = f"{target}_factor"
         value = _Named(number, name).visit(node.value)
@@ -159,6 +163,25 @@ class _Named(ast.NodeTransformer):
     def visit_Constant(self, constant: ast.Constant) -> ast.AST:
         same = not isinstance(constant.value, bool) and constant.value == self.number
         return ast.Name(self.name, ast.Load()) if same else constant
+
+
+def _speaks_of_units(comment: str) -> bool:
+    """Whether a comment names a unit of measure ("# in feet", "# minutes per hour").
+
+    Such a number converts by hand (``space / 12  # in feet``, GSM8K train 4978: 18 inches
+    "in feet" stayed 1.5 inches), which plan lines leave to the units: it is no constant.
+    """
+    for word in re.findall(r"[A-Za-z]{2,}", comment):
+        if word.casefold() == "in":  # the preposition: a comment writes inches out
+            continue
+        try:
+            unit = parse_unit(word, counts=False)
+        except UnitError:
+            continue
+        money = all(str(kind).startswith("[currency_") for kind in unit.dimensionality)
+        if not unit.dimensionless and not money and is_everyday(unit):
+            return True
+    return False
 
 
 def _unstated(node: ast.AST, numbers: Collection[float]) -> bool:
