@@ -3,6 +3,7 @@
 import pytest
 
 from stepgraph import Engine, Planner
+from stepgraph.engine import replay
 from stepgraph.evaluation import Suite, run_goal
 from stepgraph.exceptions import PlanningError
 from stepgraph.model import Task
@@ -231,3 +232,11 @@ def test_a_percentage_written_over_100_is_the_goal_s_share():
     assert "up = w * (1 + 0.6)" in lines
     assert "less = up / 60 / 100" in lines  # 60 / 100 is no share after a division
     assert "x = 70 / 100" in program_lines("x = 70 / 100\n", [60.0, 0.6])  # no 70% stated
+
+
+def test_a_program_first_run_replays_identically_from_its_journal(tmp_path):
+    """The journal records the setting, so replay asks for the program first again."""
+    worked = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+    outcome, _ = _first([FUNCTION, worked], tmp_path)
+    assert outcome.verified
+    assert replay(tmp_path / "r.jsonl").identical
