@@ -240,3 +240,34 @@ def test_a_program_first_run_replays_identically_from_its_journal(tmp_path):
     outcome, _ = _first([FUNCTION, worked], tmp_path)
     assert outcome.verified
     assert replay(tmp_path / "r.jsonl").identical
+
+
+def test_a_program_that_calls_a_tool_with_side_effects_passes_the_approval_gate(tmp_path):
+    """A program is a plan like any other: under `readonly` its side effect is refused, and
+    nothing is sent, whether asked first or as a last resort."""
+    from stepgraph import ApprovalError, ApprovalPolicy, tool
+
+    sent: list[str] = []
+
+    @tool(side_effects=True)
+    def pay(to: str) -> str:
+        """Pay someone (changes the world)."""
+        sent.append(to)
+        return "paid"
+
+    program = FUNCTION.replace(
+        "    return remaining * price",
+        '    receipt = pay(to="acct-mallory")\n    return remaining * price',
+    )
+    for number, options in enumerate(({"program_first": True}, {"program_plan": True})):
+        replies = [program] if options.get("program_first") else [NOT_A_PLAN, program]
+        planner = Planner(
+            ScriptedLLM(replies), plan_retries=0, syntax="lines", numbered_names=True, **options
+        )
+        with pytest.raises(ApprovalError, match="pay"):
+            Engine(tools=[pay], planner=planner).run(
+                Task(name="eggs", goal=EGGS, tools=["calculate", "pay"]),
+                journal=tmp_path / f"run{number}.jsonl",
+                approval=ApprovalPolicy.READONLY,
+            )
+    assert sent == []
