@@ -101,8 +101,7 @@ def _percents(code: str, numbers: Collection[float]) -> str:
 
     def share(match: re.Match[str]) -> str:
         value = float(match.group("number")) / 100
-        stated = any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
-        return f"{value:g}" if stated else match.group(0)
+        return f"{value:g}" if _is_stated(value, numbers) else match.group(0)
 
     return _PERCENT.sub(share, code)
 
@@ -191,7 +190,7 @@ def _unstated(node: ast.AST, numbers: Collection[float]) -> bool:
     value = node.value
     if not isinstance(value, int | float) or value in (0, 1):
         return False
-    return not any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
+    return not _is_stated(value, numbers)
 
 
 def _function_body(code: str, tree: ast.Module) -> tuple[str, ast.Module] | None:
@@ -228,6 +227,11 @@ def _states_one_of(node: ast.stmt, numbers: Collection[float]) -> bool:
     value = node.value.value
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
+    return _is_stated(value, numbers)
+
+
+def _is_stated(value: float, numbers: Collection[float]) -> bool:
+    """Whether `value` is one of the goal's read numbers."""
     return any(math.isclose(value, number, rel_tol=1e-12) for number in numbers)
 
 
