@@ -199,6 +199,9 @@ def test_a_step_nothing_checked_is_drawn_unchecked_not_green(site, page):
     run_id = site.post("/api/runs", task="unchecked.yaml").json()["run_id"]
     page.goto(f"{site.url}/runs/{run_id}")
     page.wait_for_function("document.getElementById('status').textContent === 'unchecked'")
+    # The run ended before the page loaded: the badge is drawn by the server, the nodes by
+    # the replayed events, whose last row is drawn with the run's end.
+    page.wait_for_selector("#events tr[data-event='run.end']", state="attached")
     assert page.get_attribute("#node-held", "class") == "node unchecked"
     assert page.get_attribute("#node-first", "class") == "node verified"
     shot(page, "unchecked-1")
