@@ -271,3 +271,67 @@ def test_a_program_that_calls_a_tool_with_side_effects_passes_the_approval_gate(
                 approval=ApprovalPolicy.READONLY,
             )
     assert sent == []
+
+
+class SamplingScript(ScriptedLLM):
+    """A scripted model that notes each request's attempt: 1 is greedy, later ones sample."""
+
+    def __init__(self, responses: list[str]) -> None:
+        super().__init__(responses)
+        self.attempts: list[int] = []
+
+    def complete(self, messages, *, schema=None, attempt=1):
+        self.attempts.append(attempt)
+        return super().complete(messages, schema=schema, attempt=attempt)
+
+
+def _only(replies: list[str], tmp_path, **options):
+    model = SamplingScript(replies)
+    planner = Planner(
+        model, syntax="lines", numbered_names=True, cross_route="worked-code",
+        program_only=True, **options,
+    )  # fmt: skip
+    suite = _suite()
+    outcome = run_goal(
+        suite, suite.goals[0], Engine(planner=planner, cross_check=True), tmp_path,
+        tmp_path / "r.jsonl",
+    )  # fmt: skip
+    return outcome, model
+
+
+LOOP = "```python\nfor i in range(3):\n    pass\n```"
+WORKED = "16 - 3 - 4 = 9 eggs; 9 * 2 = 18.\nANSWER: 18"
+
+
+def test_program_only_samples_another_program_where_one_is_refused_and_asks_no_plan(tmp_path):
+    outcome, model = _only([LOOP, FUNCTION, WORKED], tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert [r[0]["content"] for r in model.requests[:2]] == [PROGRAM_PROMPT] * 2
+    assert model.attempts[:2] == [1, 2]  # greedy, then sampled: not the same answer again
+    assert not any("\nInputs:\n" in r[-1]["content"] for r in model.requests)
+
+
+def test_program_only_with_no_valid_program_ends_without_a_plan_request(tmp_path):
+    outcome, model = _only([LOOP, LOOP, LOOP], tmp_path)
+    assert not outcome.verified and "3 attempts" in (outcome.error or ""), outcome
+    assert len(model.requests) == 3 and not outcome.verified_wrong
+
+
+def test_program_only_holds_a_fresh_program_to_the_same_words_after_they_disagree(tmp_path):
+    """The words said 18, the program 34: a fresh program (sampled) says 18 and verifies."""
+    wrong = FUNCTION.replace("- baked", "+ baked")
+    outcome, model = _only(
+        [wrong, WORKED, FUNCTION], tmp_path, retry_with="fresh", afresh_on_disagreement=True
+    )
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert len(model.requests) == 3  # one worked answer: the same words judge the fresh one
+    assert model.requests[2][0]["content"] == PROGRAM_PROMPT and model.attempts[2] > 1
+    assert replay(tmp_path / "r.jsonl").identical
+
+
+def test_program_only_never_verifies_a_fresh_program_the_words_do_not_confirm(tmp_path):
+    wrong = FUNCTION.replace("- baked", "+ baked")
+    outcome, _ = _only(
+        [wrong, WORKED, wrong, wrong], tmp_path, retry_with="fresh", afresh_on_disagreement=True
+    )
+    assert not outcome.verified and not outcome.verified_wrong, outcome.status

@@ -152,6 +152,7 @@ class ModelOptions:
             "tool_schemas": shape.tool_schemas,
             "program_plan": shape.program_plan,
             "program_first": shape.program_first,
+            "program_only": shape.program_only,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

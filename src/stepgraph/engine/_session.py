@@ -214,6 +214,7 @@ class RunSession:
                     afresh_on_disagreement=getattr(planner, "afresh_on_disagreement", None),
                     program_plan=getattr(planner, "program_plan", None),
                     program_first=getattr(planner, "program_first", None),
+                    program_only=getattr(planner, "program_only", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

@@ -63,6 +63,9 @@ class RecordedConfig(BaseModel):
     program_first: bool | None = Field(
         None, description="Whether a program was asked for before any plan."
     )
+    program_only: bool | None = Field(
+        None, description="Whether programs were asked for and no plan."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

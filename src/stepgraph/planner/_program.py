@@ -28,6 +28,8 @@ from stepgraph.verifiers._everyday import is_everyday
 
 # Tries of the program: greedy, then one sample more widely (`_client._sampling`).
 PROGRAM_TRIES = 2
+# Programs only (`program_only`): greedy, then two samples, each more widely.
+PROGRAM_ONLY_TRIES = 3
 RESULT_NAME = "printed_answer"
 ANSWER_VARIABLE = "answer_value"
 
