@@ -335,3 +335,12 @@ def test_program_only_never_verifies_a_fresh_program_the_words_do_not_confirm(tm
         [wrong, WORKED, wrong, wrong], tmp_path, retry_with="fresh", afresh_on_disagreement=True
     )
     assert not outcome.verified and not outcome.verified_wrong, outcome.status
+
+
+def test_the_output_a_model_imagines_after_its_program_is_not_read_as_the_program():
+    """Train 7335: ```output and a sentence after the code; the code is the program."""
+    text = (
+        "```python\nsaved = 4 * 12\nprint(saved)\n```\n```output\n48\n```\n"
+        "She would save \\(\\boxed{48}\\) dollars."
+    )
+    assert program_lines(text, [4, 12]).strip() == 'saved = 4 * 12\nanswer = f"{saved}"'

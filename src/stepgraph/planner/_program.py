@@ -35,7 +35,12 @@ ANSWER_VARIABLE = "answer_value"
 
 _ANSWER_NAME = re.compile(r"(?<![\w.])answer(?!\w)")
 
-_BLOCK = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
+# Every fenced block, whatever its language, so the fence closing an ```output block is
+# never read as the opening of another (the prose after it was read as the program)
+_BLOCK = re.compile(
+    r"```[ \t]*(?P<language>[\w+-]*)[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL
+)
+_PYTHON = ("", "python", "py", "python3")
 # N / 100 where nothing binds tighter on either side: not `x / 60 / 100`, `x ** 60 / 100`
 _PERCENT = re.compile(
     r"(?<![\w.])(?<!/\s)(?<!/)(?<!\*\*\s)(?<!\*\*)(?<!%\s)(?<!%)"
@@ -59,7 +64,11 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     so its comment goes (a commented literal is a constant the goal does not state, in
     lines). The lines reader reports what it cannot read, naming the line.
     """
-    blocks = [match.group("code") for match in _BLOCK.finditer(text)]
+    blocks = [
+        match.group("code")
+        for match in _BLOCK.finditer(text)
+        if match.group("language").casefold() in _PYTHON
+    ]
     code = _percents(_MATH_CALL.sub("", blocks[-1] if blocks else text), numbers)
     try:
         tree = ast.parse(code)
