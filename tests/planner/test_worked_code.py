@@ -49,6 +49,8 @@ def test_the_last_block_counts_and_every_value_on_the_way_is_kept():
         "x = 7\nprint(x, x + 1)",  # two values shown
         "x = 9 ** 9 ** 9\nprint(x)",  # beyond the expression language's limits
         "x = = 2",  # not Python
+        "import sympy as sp\nx = sp.Rational(1, 2)\nprint(x)",  # an import's name used
+        "from os import getcwd\nx = getcwd()\nprint(x)",
     ],
 )
 def test_anything_but_arithmetic_leaves_the_answer_to_its_words(code):
@@ -57,3 +59,10 @@ def test_anything_but_arithmetic_leaves_the_answer_to_its_words(code):
 
 def test_an_answer_without_code_has_nothing_to_work_out():
     assert computed("3 * 7 = 21\nANSWER: 21") is None
+
+
+def test_an_import_never_used_leaves_the_arithmetic_to_be_worked_out():
+    """Train 152: `import sympy as sp`, unused; the model imagined 42 for its 80 - 36."""
+    code = "import sympy as sp\ncost = 80\noff = cost * 0.45\nprint(cost - off)"
+    program = computed(_block(code) + "\n```output\n42.0\n```")
+    assert program is not None and program.final == pytest.approx(44)

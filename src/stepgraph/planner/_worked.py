@@ -75,8 +75,8 @@ def computed(text: str) -> Computed | None:
 
     Each statement must be ``name = arithmetic`` over numbers and earlier names, a
     ``print`` of one of them (the final value: the last printed, else the last assigned),
-    an import of ``math``, or a comment. Anything else (loops, conditions, strings, a
-    function of its own) leaves the answer to its words.
+    an import (whose names are no numbers), or a comment. Anything else (loops, conditions,
+    strings, a function of its own) leaves the answer to its words.
     """
     blocks = list(_PYTHON_BLOCK.finditer(text))
     if not blocks:
@@ -90,7 +90,10 @@ def computed(text: str) -> Computed | None:
     printed: float | None = None
     last: float | None = None
     for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom) and _imports_math(node):
+        # Any import: a name it brings is no number of the scope, so a statement using
+        # one (sympy's `sp.symbols`) is refused below; one left unused changes nothing
+        # (train 152: `import sympy as sp`, never used, left a right program unread).
+        if isinstance(node, ast.Import | ast.ImportFrom):
             continue
         if isinstance(node, ast.Expr) and is_print(node.value):
             assert isinstance(node.value, ast.Call)
@@ -111,12 +114,6 @@ def computed(text: str) -> Computed | None:
         scope[node.targets[0].id] = last = value
     final = printed if printed is not None else last
     return None if final is None else Computed(final, [*scope.values(), final])
-
-
-def _imports_math(node: ast.Import | ast.ImportFrom) -> bool:
-    if isinstance(node, ast.ImportFrom):
-        return node.module == "math"
-    return all(alias.name == "math" for alias in node.names)
 
 
 def is_print(node: ast.expr) -> bool:
