@@ -37,9 +37,7 @@ _ANSWER_NAME = re.compile(r"(?<![\w.])answer(?!\w)")
 
 # Every fenced block, whatever its language, so the fence closing an ```output block is
 # never read as the opening of another (the prose after it was read as the program)
-_BLOCK = re.compile(
-    r"```[ \t]*(?P<language>[\w+-]*)[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL
-)
+_BLOCK = re.compile(r"```[ \t]*(?P<language>[\w+-]*)[ \t]*\n(?P<code>.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON = ("", "python", "py", "python3")
 # N / 100 where nothing binds tighter on either side: not `x / 60 / 100`, `x ** 60 / 100`
 _PERCENT = re.compile(
