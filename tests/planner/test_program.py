@@ -344,3 +344,28 @@ def test_the_output_a_model_imagines_after_its_program_is_not_read_as_the_progra
         "She would save \\(\\boxed{48}\\) dollars."
     )
     assert program_lines(text, [4, 12]).strip() == 'saved = 4 * 12\nanswer = f"{saved}"'
+
+
+WRONG_WORDS = "16 - 3 = 13 eggs; 13 * 2 = 26.\nANSWER: 26"
+
+
+def test_second_words_that_agree_with_the_program_outvote_the_first(tmp_path):
+    """Program 18, words 26, words again (sampled) 18: two routes of three agree."""
+    outcome, model = _only([FUNCTION, WRONG_WORDS, WORKED], tmp_path, second_words=True)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert model.attempts == [1, 1, 2]  # the second worked answer is sampled
+    assert model.requests[2] == model.requests[1]  # the same question, asked again
+    journal = (tmp_path / "r.jsonl").read_text()
+    assert "the first said 26: two of three routes agree" in journal
+    assert replay(tmp_path / "r.jsonl").identical
+
+
+def test_second_words_that_disagree_again_leave_the_run_unverified(tmp_path):
+    outcome, model = _only([FUNCTION, WRONG_WORDS, WRONG_WORDS], tmp_path, second_words=True)
+    assert not outcome.verified and not outcome.verified_wrong, outcome.status
+    assert len(model.requests) == 3
+
+
+def test_without_second_words_a_disagreement_asks_nothing_more(tmp_path):
+    outcome, model = _only([FUNCTION, WRONG_WORDS], tmp_path)
+    assert not outcome.verified and len(model.requests) == 2

@@ -153,6 +153,7 @@ class ModelOptions:
             "program_plan": shape.program_plan,
             "program_first": shape.program_first,
             "program_only": shape.program_only,
+            "second_words": shape.second_words,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

@@ -19,7 +19,9 @@ among the numbers the words write down. Its arithmetic is never used, only compa
 plan and a worked answer that misread the goal alike are rarer than two plans that do, and
 the words come back from a small model nearly always, where a second valid plan often does
 not. A worked answer that disagrees leaves the run unverified; no repair is asked for,
-since the words cannot say which of the two misread the goal.
+since the words cannot say which of the two misread the goal. With the planner's ``second_words``
+the worked answer is first asked once more, sampled: where that one agrees with the plan,
+two routes of three agree and the run verifies, the first words' dissent in the verdict.
 
 Disagreement between two plans that both ran and verified goes to a repair round with the
 other plan and its values; the repaired plan's answer is compared with that plan's (no
@@ -271,13 +273,59 @@ def worked_check(
         text = planner.worked(task, journal, ahead=ahead)
     except LLMError as e:
         return CrossOutcome(_verdict(False, f"no worked answer to compare with ({e})"))
+    words = _read_words(text, code)
+    if words is None:
+        return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
+    outcome = held_to_words(words, task, first, template, execution)
+    if outcome.verdict.passed or not getattr(planner, "second_words", False):
+        return outcome
+    if _agree_magnitude(in_asked_unit(first, task.task.goal), words.said):
+        return outcome  # the final numbers agree; another number of the answer does not
+    return _second_words(outcome, task, first, template, execution, planner, journal, code)
+
+
+def _second_words(
+    disagreed: CrossOutcome,
+    task: PreparedTask,
+    first: Any,
+    template: str | None,
+    execution: Execution,
+    planner: Planner,
+    journal: JournalWriter,
+    code: bool,
+) -> CrossOutcome:
+    """The worked answer asked once more, sampled, after the first disagreed with the plan.
+
+    Where the second agrees with the plan, two routes of three agree and the plan's answer
+    verifies, the first words' dissent named in the verdict; else the first disagreement
+    stands, with the first words (a fresh plan is held against them).
+    """
+    try:
+        words = _read_words(planner.worked(task, journal, attempt=2), code)
+    except LLMError:
+        return disagreed
+    if words is None:
+        return disagreed
+    second = held_to_words(words, task, first, template, execution)
+    if not second.verdict.passed:
+        return disagreed
+    said = disagreed.verdict.values.get("second", "?")
+    description = (
+        f"{second.verdict.description} (a second worked answer, sampled; the first said "
+        f"{said}: two of three routes agree)"
+    )
+    return CrossOutcome(second.verdict.model_copy(update={"description": description}), words=words)
+
+
+def _read_words(text: str, code: bool) -> Words | None:
+    """A worked answer as a witness: its code worked out (with `code`), else its words."""
     program = computed(text) if code else None
     said = program.final if program else final_number(text)
     if said is None:
-        return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
+        return None
     how = "its code worked out by the engine" if program else "in words"
     known = [*stated_numbers(text), *(program.values if program else [])]
-    return held_to_words(Words(said, known, how), task, first, template, execution)
+    return Words(said, known, how)
 
 
 # (asked again after a disagreement, agrees) -> how the verdict says it

@@ -479,6 +479,7 @@ def _run_again(
             program_plan=bool(recording.start.config.program_plan),
             program_first=bool(recording.start.config.program_first),
             program_only=bool(recording.start.config.program_only),
+            second_words=bool(recording.start.config.second_words),
         )
         if texts
         else None,

@@ -66,6 +66,9 @@ class RecordedConfig(BaseModel):
     program_only: bool | None = Field(
         None, description="Whether programs were asked for and no plan."
     )
+    second_words: bool | None = Field(
+        None, description="Whether disagreeing words were asked for once more."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

@@ -122,6 +122,12 @@ class PlannerSettings(BaseSettings):
         description="Ask first for a short Python program, read as a plan in lines (never "
         "executed as Python); only where it is no valid plan is a plan asked for.",
     )
+    second_words: bool = Field(
+        False,
+        description="When the worked answer disagrees with a plan that passed its own "
+        "checks, ask it once more, sampled: where that one agrees with the plan, two of "
+        "three routes agree and the plan's answer verifies (the dissent stays in the verdict).",
+    )
     program_only: bool = Field(
         False,
         description="Programs and no plan: up to three programs (the first greedy, the "
@@ -161,8 +167,12 @@ class Planner:
         program_plan: bool = False,
         program_first: bool = False,
         program_only: bool = False,
+        second_words: bool = False,
     ) -> None:
         self.client = client
+        # The words disagreed: asked once more, sampled, so that one misreading in words
+        # does not outweigh a program and a second reading that agree.
+        self.second_words = second_words
         # Programs and no plan: the plan prompt is long, and after a refused program it
         # verified 7 of 51 held-out GSM8K questions for a third of the run's time.
         self.program_only = program_only
@@ -329,19 +339,22 @@ class Planner:
         task: PreparedTask,
         journal: JournalWriter | None = None,
         ahead: WorkedAhead | None = None,
+        *,
+        attempt: int = 1,
     ) -> str:
         """The model's own answer in words, asked as a user would ask it without stepgraph.
 
         A conversation of its own: no plan is shown, so the words are a second witness,
         not a copy. Journaled with purpose "worked"; only its numbers are ever used. With
         `ahead` (the same question, asked while the plan was made) its answer is taken.
+        A later `attempt` is sampled more widely (a second reading, not the same words).
         """
         messages = _worked_messages(task)
-        if ahead is not None and ahead.messages == messages:
+        if ahead is not None and ahead.messages == messages and attempt == 1:
             return self._ask(messages, "worked", 1, None, journal, sent=ahead.reply).text.strip()
         if ahead is not None:  # asked for another question: not this one's answer
             ahead.stop()
-        return self._ask(messages, "worked", 1, None, journal).text.strip()
+        return self._ask(messages, "worked", attempt, None, journal).text.strip()
 
     def worked_ahead(self, task: PreparedTask) -> WorkedAhead | None:
         """The worked answer, asked now in the background; None where it is not to be.
