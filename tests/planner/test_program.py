@@ -6,6 +6,7 @@ from stepgraph import Engine, Planner
 from stepgraph.engine import replay
 from stepgraph.evaluation import Suite, run_goal
 from stepgraph.exceptions import PlanningError
+from stepgraph.journal import read_journal
 from stepgraph.model import Task
 from stepgraph.planner._program import RESULT_NAME, program_lines, program_messages
 from stepgraph.task import PreparedTask, resolve_inputs
@@ -188,13 +189,13 @@ CANDY = (
 )
 
 
-def _program_plan(goal: str, code: str):
-    """The plan a program is read as, grounded in `goal`, or its problems."""
+def _program_plan(goal: str, code: str, numbers: tuple[float, ...] = (68, 4)):
+    """The plan a program is read as, grounded in `goal` (whose numbers are `numbers`)."""
     planner = Planner(ScriptedLLM([]), syntax="lines", numbered_names=True)
     task = PreparedTask(Task(name="p", goal=goal), default_registry(), {})
     task.inputs = resolve_inputs(task.task)
-    numbers = [float(n) for n in (68, 4)]  # the goal's
-    return planner._grounded(program_lines(f"```python\n{code}```", numbers), task, "lines")
+    lines = program_lines(f"```python\n{code}```", [float(n) for n in numbers])
+    return planner._grounded(lines, task, "lines")
 
 
 def test_a_number_the_goal_does_not_state_is_a_constant_where_a_comment_says_why():
@@ -285,13 +286,13 @@ class SamplingScript(ScriptedLLM):
         return super().complete(messages, schema=schema, attempt=attempt)
 
 
-def _only(replies: list[str], tmp_path, **options):
+def _only(replies: list[str], tmp_path, *, suite: Suite | None = None, **options):
     model = SamplingScript(replies)
     planner = Planner(
         model, syntax="lines", numbered_names=True, cross_route="worked-code",
         program_only=True, **options,
     )  # fmt: skip
-    suite = _suite()
+    suite = suite or _suite()
     outcome = run_goal(
         suite, suite.goals[0], Engine(planner=planner, cross_check=True), tmp_path,
         tmp_path / "r.jsonl",
@@ -369,3 +370,62 @@ def test_second_words_that_disagree_again_leave_the_run_unverified(tmp_path):
 def test_without_second_words_a_disagreement_asks_nothing_more(tmp_path):
     outcome, model = _only([FUNCTION, WRONG_WORDS], tmp_path)
     assert not outcome.verified and len(model.requests) == 2
+
+
+SEEDS = (
+    "Bob is going to plant corn in part of his garden. The rows are 120 feet long, and each "
+    "seed needs its own dedicated space of 18 inches to its right. How many seeds can Bob "
+    "plant in each row?"
+)
+SEEDS_PROGRAM = """```python
+row_length = 120  # in feet
+space_per_seed = 18  # in inches
+
+# Convert the space required per seed to feet
+space_per_seed_feet = space_per_seed / 12  # in feet
+
+seeds_per_row = row_length // space_per_seed_feet  # integer division
+print(seeds_per_row)
+```"""
+
+
+def test_a_conversion_whose_comment_names_the_unit_is_left_to_the_units(tmp_path):
+    """Train 4978: `18 / 12  # in feet` declares feet; the engine converts the 18 inches."""
+    suite = Suite(name="p", goals=[{"id": "seeds", "goal": SEEDS, "expect": 80}])
+    outcome, _ = _only([SEEDS_PROGRAM, "1.5 feet each: 120 / 1.5 = 80.\nANSWER: 80"],
+                       tmp_path, suite=suite)  # fmt: skip
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    proposed = [e for e in read_journal(tmp_path / "r.jsonl").of_kind("plan.proposed")]
+    tools = [step["tool"] for step in proposed[0].plan["steps"]]
+    assert "unit_convert" in tools  # the 12 dropped: the units convert, and convert back
+
+
+def test_a_comment_in_units_over_a_number_the_units_cannot_explain_stays_refused():
+    """`* 7  # in hours`: 7 is no factor of any conversion to hours; it is not declared."""
+    lines = program_lines("```python\nx = 3\ny = x * 7  # in hours\nprint(y)\n```", [3])
+    assert 'y: "hours" = x * 7' in lines  # declared as the unit: the 7 is left to grounding
+    goal = "It takes 3 days. How many hours?"
+    refused = _program_plan(goal, "x = 3\ny = x * 7  # in hours\n", (3,))
+    assert refused.plan is None and "7 looks like a conversion factor" in str(refused.problems)
+    converted = _program_plan(goal, "x = 3\ny = x * 24  # in hours\n", (3,))
+    assert converted.plan is not None, converted.problems  # 24 h a day: the units say so
+
+
+GIRLS = (
+    "At the beginning of an academic year, there were 15 boys in a class and the number of "
+    "girls was 20% greater. Later in the year, transfer students were admitted such that the "
+    "number of girls doubled but the number of boys remained the same. How many students are "
+    "in the class now?"
+)
+
+
+def test_a_share_greater_and_a_doubling_are_the_goal_s_numbers(tmp_path):
+    """Train 4078: `boys * 1.2` for "20% greater", `* 2` for "doubled"."""
+    program = (
+        "```python\nboys = 15\ngirls = boys * 1.2\ngirls_final = girls * 2\n"
+        "print(boys + girls_final)\n```"
+    )
+    suite = Suite(name="p", goals=[{"id": "girls", "goal": GIRLS, "expect": 51}])
+    outcome, _ = _only([program, "18 girls, doubled 36; 15 + 36 = 51.\nANSWER: 51"],
+                       tmp_path, suite=suite)  # fmt: skip
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)

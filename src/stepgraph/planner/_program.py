@@ -150,6 +150,12 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
             and _unstated(n, numbers)
             and isinstance(n.value, int | float)
         }
+        if len(unstated) == 1 and text and not alone and (unit := _comment_unit(text)):
+            # `space / 12  # in feet`: the unit the value is in, declared as plan lines
+            # declare it, so the hand conversion is undone and the units convert (`_hand`)
+            indent = lines[node.lineno - 1][: node.col_offset]
+            lines[node.lineno - 1] = f'{indent}{target}: "{unit}" = {ast.unparse(node.value)}'
+            continue
         if len(unstated) != 1 or not text or alone or _speaks_of_units(text):
             continue  # one comment says why of one number; units convert by themselves
         (number,) = unstated
@@ -176,8 +182,9 @@ class _Named(ast.NodeTransformer):
 def _speaks_of_units(comment: str) -> bool:
     """Whether a comment names a unit of measure ("# in feet", "# minutes per hour").
 
-    Such a number converts by hand (``space / 12  # in feet``, GSM8K train 4978: 18 inches
-    "in feet" stayed 1.5 inches), which plan lines leave to the units: it is no constant.
+    Such a number converts by hand (``space / 12  # in feet``, GSM8K train 4978: declared
+    a constant, 18 inches "in feet" stayed 1.5 inches), which plan lines leave to the
+    units: it is no constant (a comment that is only a unit declares the value's unit).
     """
     for word in re.findall(r"[A-Za-z]{2,}", comment):
         if word.casefold() == "in":  # the preposition: a comment writes inches out
@@ -190,6 +197,21 @@ def _speaks_of_units(comment: str) -> bool:
         if not unit.dimensionless and not money and is_everyday(unit):
             return True
     return False
+
+
+_IN_UNIT = re.compile(r"(?:(?:converted\s+)?(?:in|into|to|as)\s+)?(?P<unit>[A-Za-z][A-Za-z ]*?)\.?")
+
+
+def _comment_unit(comment: str) -> str | None:
+    """The unit a comment alone names ("in feet", "hours"), where it is one of measure."""
+    match = _IN_UNIT.fullmatch(comment.strip())
+    if match is None:
+        return None
+    try:
+        unit = parse_unit(match.group("unit"), counts=False)
+    except UnitError:
+        return None
+    return match.group("unit") if not unit.dimensionless and is_everyday(unit) else None
 
 
 def _unstated(node: ast.AST, numbers: Collection[float]) -> bool:

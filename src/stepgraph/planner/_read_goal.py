@@ -44,7 +44,16 @@ _SKIP = {
 _COMPARATIVES = {"less", "more", "fewer"}
 _BETWEEN = {"more", "additional", "extra", "fewer", "less", "other"}  # "2 more hours"
 _DOLLAR = parse_unit("USD")
-_MULTIPLIERS = {"twice", "double", "triple", "thrice"}
+_MULTIPLIERS = {
+    "twice",
+    "double",
+    "triple",
+    "thrice",
+    "doubled",
+    "tripled",
+    "quadruple",
+    "quadrupled",
+}
 _SHARE_OF = re.compile(r"\s+of\b", re.IGNORECASE)  # right after a percentage
 _QUOTE_WORDS = 4  # words after the number kept in the quote: context for the model
 
