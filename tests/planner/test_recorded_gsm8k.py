@@ -11,6 +11,12 @@ model's own worked answer) replays with it; ``caught_by_worked_answer`` marks a 
 that passed every check of its own and that only the words caught; ``retry_with: fresh``
 replays a run whose refused plans were asked for again without feedback; ``program_first``
 one whose first request was for the model's own program.
+
+Replies are served by what is asked: a request for a program gets the next recorded
+program, one for the worked answer the next worked answer, any other the next of the rest
+(older recordings, which name no purpose, in their order). A change that makes an earlier
+request enough (a program the engine now reads) so replays what the model said to each
+request, instead of handing a plan to a request for words.
 """
 
 import json
@@ -20,9 +26,32 @@ import pytest
 
 from stepgraph import Engine, Planner
 from stepgraph.evaluation import Suite, run_goal
+from stepgraph.exceptions import LLMError
+from stepgraph.planner._prompt import render
 from stepgraph.testing import ScriptedLLM
 
 CASES = sorted((Path(__file__).parent / "recorded_gsm8k").glob("*.json"))
+OWN_PROMPTS = {"program": render("program.md"), "worked": render("worked.md")}
+
+
+class RecordedModel(ScriptedLLM):
+    """The recorded replies, each request answered with the next reply of its kind."""
+
+    def __init__(self, replies: list[dict]) -> None:
+        super().__init__([])
+        kinds = [r["purpose"] if r["purpose"] in OWN_PROMPTS else "plan" for r in replies]
+        self.left = {
+            kind: [r["content"] for r, k in zip(replies, kinds, strict=True) if k == kind]
+            for kind in [*OWN_PROMPTS, "plan"]
+        }
+
+    def complete(self, messages, *, schema=None, attempt=1):
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        kind = next((k for k, prompt in OWN_PROMPTS.items() if system == prompt), "plan")
+        if not self.left[kind]:
+            raise LLMError(f"the recording holds no more {kind} replies")
+        self.responses.append(self.left[kind].pop(0))
+        return super().complete(messages, schema=schema, attempt=attempt)
 
 
 def _suite(case: dict) -> Suite:
@@ -40,10 +69,13 @@ def _case(path: Path) -> object:
 @pytest.mark.parametrize("path", [_case(path) for path in CASES])
 def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_path):
     case = json.loads(path.read_text(encoding="utf-8"))
-    replies = [reply["content"] for reply in case["replies"]]
     route = case.get("cross_route")  # "worked": the run was cross-checked by the words
+    replies = case["replies"]
+    # older recordings name no purpose: their replies are served in the order given
+    by_kind = all("purpose" in reply for reply in replies)
+    model = RecordedModel(replies) if by_kind else ScriptedLLM([r["content"] for r in replies])
     planner = Planner(
-        ScriptedLLM(replies),
+        model,
         plan_retries=2,
         syntax=case.get("syntax", "lines"),
         cross_route=route or "plan",
