@@ -10,7 +10,9 @@ until the mark goes. A case recorded with ``cross_route: worked`` (the cross-che
 model's own worked answer) replays with it; ``caught_by_worked_answer`` marks a wrong plan
 that passed every check of its own and that only the words caught; ``retry_with: fresh``
 replays a run whose refused plans were asked for again without feedback; ``program_first``
-one whose first request was for the model's own program.
+one whose first request was for the model's own program, ``program_only`` one that asked
+for programs and no plan (``afresh_on_disagreement``, ``second_words``: what it asked
+after a disagreement).
 
 Replies are served by what is asked: a request for a program gets the next recorded
 program, one for the worked answer the next worked answer, any other the next of the rest
@@ -82,6 +84,9 @@ def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_pa
         numbered_names=bool(case.get("numbered_names")),
         retry_with=case.get("retry_with", "feedback"),
         program_first=bool(case.get("program_first")),
+        program_only=bool(case.get("program_only")),
+        afresh_on_disagreement=bool(case.get("afresh_on_disagreement")),
+        second_words=bool(case.get("second_words")),
     )
     suite = _suite(case)
     engine = Engine(planner=planner, cross_check=route is not None)
