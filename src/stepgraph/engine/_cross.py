@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -276,37 +277,37 @@ def worked_check(
     words = _read_words(text, code)
     if words is None:
         return CrossOutcome(_verdict(False, "the model's worked answer states no number"))
-    outcome = held_to_words(words, task, first, template, execution)
+
+    def hold(words: Words) -> CrossOutcome:
+        return held_to_words(words, task, first, template, execution)
+
+    outcome = hold(words)
     if outcome.verdict.passed or not getattr(planner, "second_words", False):
         return outcome
     if _agree_magnitude(in_asked_unit(first, task.task.goal), words.said):
         return outcome  # the final numbers agree; another number of the answer does not
-    return _second_words(outcome, task, first, template, execution, planner, journal, code)
+    return _second_words(outcome, hold, lambda: planner.worked(task, journal, attempt=2), code)
 
 
 def _second_words(
     disagreed: CrossOutcome,
-    task: PreparedTask,
-    first: Any,
-    template: str | None,
-    execution: Execution,
-    planner: Planner,
-    journal: JournalWriter,
+    hold: Callable[[Words], CrossOutcome],
+    ask: Callable[[], str],
     code: bool,
 ) -> CrossOutcome:
-    """The worked answer asked once more, sampled, after the first disagreed with the plan.
+    """The worked answer asked once more (`ask`, sampled), after the first disagreed.
 
-    Where the second agrees with the plan, two routes of three agree and the plan's answer
-    verifies, the first words' dissent named in the verdict; else the first disagreement
-    stands, with the first words (a fresh plan is held against them).
+    Where the second agrees with the plan (`hold`), two routes of three agree and the
+    plan's answer verifies, the first words' dissent named in the verdict; else the first
+    disagreement stands, with the first words (a fresh plan is held against them).
     """
     try:
-        words = _read_words(planner.worked(task, journal, attempt=2), code)
+        words = _read_words(ask(), code)
     except LLMError:
         return disagreed
     if words is None:
         return disagreed
-    second = held_to_words(words, task, first, template, execution)
+    second = hold(words)
     if not second.verdict.passed:
         return disagreed
     said = disagreed.verdict.values.get("second", "?")
