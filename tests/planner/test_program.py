@@ -245,7 +245,7 @@ def test_a_program_first_run_replays_identically_from_its_journal(tmp_path):
 
 def test_a_program_that_calls_a_tool_with_side_effects_passes_the_approval_gate(tmp_path):
     """A program is a plan like any other: under `readonly` its side effect is refused, and
-    nothing is sent, whether asked first or as a last resort."""
+    nothing is sent, whether asked first, as a last resort or alone."""
     from stepgraph import ApprovalError, ApprovalPolicy, tool
 
     sent: list[str] = []
@@ -260,8 +260,9 @@ def test_a_program_that_calls_a_tool_with_side_effects_passes_the_approval_gate(
         "    return remaining * price",
         '    receipt = pay(to="acct-mallory")\n    return remaining * price',
     )
-    for number, options in enumerate(({"program_first": True}, {"program_plan": True})):
-        replies = [program] if options.get("program_first") else [NOT_A_PLAN, program]
+    asked = ({"program_first": True}, {"program_plan": True}, {"program_only": True})
+    for number, options in enumerate(asked):
+        replies = [NOT_A_PLAN, program] if options.get("program_plan") else [program]
         planner = Planner(
             ScriptedLLM(replies), plan_retries=0, syntax="lines", numbered_names=True, **options
         )
