@@ -301,7 +301,8 @@ class Planner:
         """`plan`, with the graph the plan's static checks built (a subclass overrides `plan`).
 
         With `program_first`, the model's program is asked for once before any plan, and a
-        plan only where the program is no valid plan.
+        plan only where the program is no valid plan; with `program_only`, programs only
+        (up to three), and no plan.
         """
         if self.program_only:
             return self.program_checked(task, journal, tries=PROGRAM_ONLY_TRIES)
