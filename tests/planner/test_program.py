@@ -430,3 +430,12 @@ def test_a_share_greater_and_a_doubling_are_the_goal_s_numbers(tmp_path):
     outcome, _ = _only([program, "18 girls, doubled 36; 15 + 36 = 51.\nANSWER: 51"],
                        tmp_path, suite=suite)  # fmt: skip
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+
+
+def test_second_words_that_state_no_number_verify_nothing(tmp_path):
+    """A second reading that only echoes agreement ("Yes, that is right.") is no witness."""
+    outcome, model = _only(
+        [FUNCTION, WRONG_WORDS, "Yes, the program is right."], tmp_path, second_words=True
+    )
+    assert not outcome.verified and len(model.requests) == 3, outcome.status
+    assert "two of three" not in (tmp_path / "r.jsonl").read_text()
