@@ -169,6 +169,8 @@ def test_a_journal_that_cannot_be_written_before_any_tool_exits_invalid(paying, 
     [
         ("STEPGRAPH_CROSS_ROUTE", "bogus", "'plan', 'worked', 'worked-code' or 'auto'"),
         ("STEPGRAPH_REASON_FIRST", "maybe", "valid boolean"),
+        # two kinds (a boolean or auto): named once, with both
+        ("STEPGRAPH_PROGRAM_ONLY", "sometimes", "valid boolean, unable to interpret input or"),
     ],
 )
 def test_a_wrong_planner_setting_in_the_environment_is_a_usage_error(
@@ -180,4 +182,5 @@ def test_a_wrong_planner_setting_in_the_environment_is_a_usage_error(
     result = invoke("run", EXAMPLES / "migration.yaml", "--scripted", script, env={variable: value})
     assert result.exit_code == ExitCode.USAGE
     assert f"{variable}='{value}'" in flat(result.output) and said in flat(result.output)
+    assert flat(result.output).count(value) == 1, result.output  # one line per variable
     assert "internal error" not in result.output

@@ -1,20 +1,18 @@
 """The cross-check by the model's own worked answer in words (``cross_route="worked"``)."""
 
 import json
-from dataclasses import replace
 
 import pytest
 
 from stepgraph import Engine, Planner, RunStatus, Task
 from stepgraph.engine import replay
-from stepgraph.engine._cross import route_for
 from stepgraph.exceptions import LLMError
 from stepgraph.journal import read_journal
 from stepgraph.planner import LLMReply
 from stepgraph.planner._read_goal import read_inputs
-from stepgraph.task import PreparedTask, parse_input
+from stepgraph.planner._route import route_for
+from stepgraph.task import parse_input
 from stepgraph.testing import ScriptedLLM
-from stepgraph.tools import default_registry
 
 GOAL = "Apples are packed 24 to a crate. How many full crates can be packed from 1,000 apples?"
 WORDS_41 = "1000 / 24 = 41.67, and only full crates count.\nANSWER: 41"
@@ -251,6 +249,5 @@ def test_a_fresh_plan_that_still_disagrees_leaves_the_run_unverified(tmp_path):
     ],
 )
 def test_auto_takes_another_plan_only_where_an_input_can_convert_to_the_answer(goal, route):
-    task = PreparedTask(Task(goal=goal), default_registry(), {})
-    read = {name: parse_input(item.value) for name, item in read_inputs(goal).items()}
-    assert route_for(replace(task, inputs=read)) == route
+    read = [parse_input(item.value) for item in read_inputs(goal).values()]
+    assert route_for(goal, read) == route

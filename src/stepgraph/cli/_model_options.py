@@ -134,9 +134,15 @@ class ModelOptions:
         try:
             shape = PlannerSettings()
         except ValidationError as error:  # a variable with no flag: typer does not check it
+            # a variable of two kinds (1, 0 or auto) fails once per kind: one line for it
+            failed: dict[str, list[str]] = {}
+            given: dict[str, object] = {}
+            for e in error.errors():
+                name = f"STEPGRAPH_{str(e['loc'][0]).upper()}"
+                failed.setdefault(name, []).append(e["msg"])
+                given[name] = e.get("input")
             wrong = "; ".join(
-                f"STEPGRAPH_{'_'.join(map(str, e['loc'])).upper()}={e.get('input')!r}: {e['msg']}"
-                for e in error.errors()
+                f"{name}={given[name]!r}: {' or '.join(msgs)}" for name, msgs in failed.items()
             )
             raise click.UsageError(f"invalid environment: {wrong}") from None
         asked: dict[str, Any] = {

@@ -45,6 +45,7 @@ from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind
 from stepgraph.planner import Planner, WorkedAhead, asked_unit
+from stepgraph.planner._route import route_for
 from stepgraph.planner._worked import computed, final_number, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
@@ -196,7 +197,8 @@ def cross_check(
         return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
     route = getattr(planner, "cross_route", "plan")
     if route == "auto":
-        route = route_for(task.for_plan(plan))  # the inputs read from the goal with it
+        # the inputs read from the goal with it
+        route = route_for(task.task.goal, task.for_plan(plan).inputs.values())
     if route in WORKED_ROUTES:
         template = task.answer or plan.answer
         code = route == "worked-code"
@@ -222,36 +224,6 @@ def cross_check(
             return CrossOutcome(verdict, other)
         lost.append(other)
     return CrossOutcome(_verdict(False, f"no second plan to compare with: {'; '.join(lost)}"))
-
-
-def route_for(task: PreparedTask) -> str:
-    """The second route `auto` takes: another plan where the answer needs units converted.
-
-    A model's words do conversions in its head, the very thing it gets wrong (on the
-    suite's unit traps its worked answer was right 1 time in 10, 2026-12-03); another
-    plan's units are converted by the engine. So: a plan where an input is data (bits,
-    bytes) or the question asks for a unit of measure no input is written in ("How many
-    hours" of minutes, "in MB/s" of Mbps); else the worked answer, its code worked out
-    (counts and money, as in GSM8K).
-    """
-    quantities = [v for v in task.inputs.values() if isinstance(v, pint.Quantity)]
-    if any("[information]" in value.dimensionality for value in quantities):
-        return "plan"
-    asked = asked_unit(task.task.goal)
-    if asked is None or _is_money(asked):
-        return "worked-code"
-    # "How many weeks" of chocolates a day: no input is in time, so nothing converts; the
-    # words count (GSM8K train 1633: another plan shared the first's misreading)
-    kinds = set(asked.dimensionality)
-    if not any(kinds & set(value.dimensionality) for value in quantities):
-        return "worked-code"
-    # "How many miles" of "3 miles a day": the words need no conversion to answer in it
-    written = {name for value in quantities for name in value.units._units}
-    return "worked-code" if set(asked._units) <= written else "plan"
-
-
-def _is_money(unit: pint.Unit) -> bool:
-    return all(str(dimension).startswith("[currency_") for dimension in unit.dimensionality)
 
 
 def worked_check(

@@ -478,7 +478,7 @@ def _run_again(
             afresh_on_disagreement=bool(recording.start.config.afresh_on_disagreement),
             program_plan=bool(recording.start.config.program_plan),
             program_first=bool(recording.start.config.program_first),
-            program_only=bool(recording.start.config.program_only),
+            program_only=recording.start.config.program_only or False,
             second_words=bool(recording.start.config.second_words),
         )
         if texts

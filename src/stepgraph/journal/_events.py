@@ -63,8 +63,10 @@ class RecordedConfig(BaseModel):
     program_first: bool | None = Field(
         None, description="Whether a program was asked for before any plan."
     )
-    program_only: bool | None = Field(
-        None, description="Whether programs were asked for and no plan."
+    program_only: bool | Literal["auto"] | None = Field(
+        None,
+        description="Whether programs were asked for and no plan (auto: where the words "
+        "check the answer).",
     )
     second_words: bool | None = Field(
         None, description="Whether disagreeing words were asked for once more."

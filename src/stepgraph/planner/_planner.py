@@ -40,6 +40,7 @@ from stepgraph.planner._prompt import (
     system_prompt,
 )
 from stepgraph.planner._read_goal import read_inputs
+from stepgraph.planner._route import route_for
 from stepgraph.planner._schema import plan_schema
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value
@@ -52,6 +53,10 @@ CrossRoute = Literal["plan", "worked", "worked-code", "auto"]
 # What a refused plan's next attempt is asked with: the problems fed back, or the opening
 # request again, sampled more widely (a small model rarely acts on feedback).
 RetryWith = Literal["feedback", "fresh"]
+# Programs and no plan: always, never, or where the words are the witness (`_route`).
+ProgramOnly = bool | Literal["auto"]
+# The tools a program's arithmetic stands for; a lookup tool needs a plan that calls it.
+_ARITHMETIC = frozenset({"calculate", "unit_convert"})
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
@@ -128,11 +133,13 @@ class PlannerSettings(BaseSettings):
         "checks, ask it once more, sampled: where that one agrees with the plan, two of "
         "three routes agree and the plan's answer verifies (the dissent stays in the verdict).",
     )
-    program_only: bool = Field(
+    program_only: ProgramOnly = Field(
         False,
         description="Programs and no plan: up to three programs (the first greedy, the "
         "others sampled more widely) and, where none is valid, no plan; a fresh attempt "
-        "(fresh retries, afresh on disagreement) is a fresh program.",
+        "(fresh retries, afresh on disagreement) is a fresh program. auto: only for a goal "
+        "whose answer the words check (counts and money) and whose tools are arithmetic; "
+        "where units convert or other tools are needed, the program first, then plans.",
     )
 
 
@@ -166,7 +173,7 @@ class Planner:
         tool_schemas: bool = True,
         program_plan: bool = False,
         program_first: bool = False,
-        program_only: bool = False,
+        program_only: ProgramOnly = False,
         second_words: bool = False,
     ) -> None:
         self.client = client
@@ -304,9 +311,9 @@ class Planner:
         plan only where the program is no valid plan; with `program_only`, programs only
         (up to three), and no plan.
         """
-        if self.program_only:
+        if self.programs_only(task):
             return self.program_checked(task, journal, tries=PROGRAM_ONLY_TRIES)
-        if self.program_first and watch is None:
+        if (self.program_first or self.program_only == "auto") and watch is None:
             try:
                 return self.program_checked(task, journal, tries=1)
             except PlanningError:
@@ -318,6 +325,26 @@ class Planner:
             request += f"\n\nHow it is worked out, in your own words:\n{notes}"
         messages = [system, {"role": "user", "content": request}]
         return self._converse(messages, "plan", task, journal, watch=watch)
+
+    def programs_only(self, task: PreparedTask) -> bool:
+        """Whether `task` gets programs and no plan (`program_only`).
+
+        With "auto", only where the words are the answer's witness (`route_for`: no data,
+        nothing to convert into the unit asked) and the task's tools are only arithmetic:
+        a program converts units by hand and is refused (0 of the suite's 10 unit traps
+        verified with programs only, 3 with plans), and calls no lookup tool.
+        """
+        if self.program_only != "auto":
+            return self.program_only
+        if any(item.name not in _ARITHMETIC for item in task.tools):
+            return False
+        values = [*task.inputs.values()]
+        for item in self._read(task).values():
+            try:
+                values.append(parse_input(item.value))
+            except StepgraphError:
+                continue  # refused with the plan that declares it, as any input
+        return route_for(task.task.goal, values) != "plan"
 
     def reason(
         self,
@@ -414,7 +441,7 @@ class Planner:
         from the goal alone, sampled more widely (a small model shown its plan and the
         failure sends the same plan back: 0 of 12 GSM8K repairs verified).
         """
-        if self.retry_with == "fresh" and self.program_only:
+        if self.retry_with == "fresh" and self.programs_only(task):
             return self.program_checked(task, journal, tries=PROGRAM_ONLY_TRIES, wider=1)
         if self.retry_with == "fresh":
             messages = self._goal_with(task, "fresh.md")
