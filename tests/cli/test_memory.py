@@ -83,3 +83,32 @@ def test_memory_list_says_why_runs_from_another_machine_are_absent(
     listed = invoke("memory", "list")
     assert "nothing remembered yet" in flat(listed.output)
     assert "1 verified run(s) not sealed by this machine's key" in flat(listed.output)
+
+
+def test_eval_with_memory_recalls_a_goal_verified_earlier_in_its_folder(tmp_path):
+    """A suite's second goal of the same shape needs no model call; without --memory it does."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: nights\ngoals:\n"
+        f"- id: first\n  goal: {GOAL.format('2.5 TB', '450 Mbps')}\n  expect: 3 nights\n"
+        "  tools: [unit_convert, calculate]\n"
+        f"- id: second\n  goal: {GOAL.format('2 TB', '1 Gbps')}\n  expect: 1 nights\n"
+        "  tools: [unit_convert, calculate]\n"
+    )
+    outcomes = {}
+    for memory in ("--memory", None):
+        folder = tmp_path / f"runs-{bool(memory)}"
+        extra = [memory] if memory else []
+        result = invoke(
+            "eval", suite, "--scripted", script, "--journal-dir", folder, "--json", *extra,
+            env=LINES,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.stdout)
+        assert document["memory"] is bool(memory)
+        outcomes[bool(memory)] = {row["goal"]: row for row in document["goals"]}
+    assert outcomes[True]["second"]["verified"] and outcomes[True]["second"]["correct"]
+    assert outcomes[True]["second"]["model_calls"] == 0
+    assert not outcomes[False]["second"]["verified"]  # the script had one answer only

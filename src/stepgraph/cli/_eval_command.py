@@ -73,6 +73,15 @@ def eval_command(
     model_options: ModelOptions = MODEL_DEFAULTS,
     repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
     cross_check: CrossCheckOpt = False,
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Plan memory of the journal folder: a goal of the same shape as one verified "
+            "there (earlier in the suite, or a run of yours) is recalled; others get its "
+            "nearest verified plans as examples. Off: the planner alone is measured.",
+        ),
+    ] = False,
 ) -> None:
     """Run each goal of a suite, compare with the expected answers, report per goal and in total.
 
@@ -109,7 +118,13 @@ def eval_command(
     console = Console(stderr=True)
     outcomes = run_goals(
         suite,
-        Engine(planner=planner, repair_rounds=repair_rounds, cross_check=cross_check),
+        Engine(
+            planner=planner,
+            repair_rounds=repair_rounds,
+            cross_check=cross_check,
+            journal_dir=folder,
+            memory=memory,
+        ),
         base_dir=suite_path.resolve().parent,
         journal_dir=folder,
         runs=runs,
@@ -128,6 +143,7 @@ def eval_command(
         "plan_retries": model_options.plan_retries,
         "repair_rounds": repair_rounds,
         "cross_check": cross_check,
+        "memory": memory,
         "journal_dir": str(folder),
     }
     document = report_document(outcomes, header=header)

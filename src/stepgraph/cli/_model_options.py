@@ -136,13 +136,13 @@ class ModelOptions:
         except ValidationError as error:  # a variable with no flag: typer does not check it
             # a variable of two kinds (1, 0 or auto) fails once per kind: one line for it
             failed: dict[str, list[str]] = {}
-            given: dict[str, object] = {}
+            value_of: dict[str, object] = {}
             for e in error.errors():
                 name = f"STEPGRAPH_{str(e['loc'][0]).upper()}"
                 failed.setdefault(name, []).append(e["msg"])
-                given[name] = e.get("input")
+                value_of[name] = e.get("input")
             wrong = "; ".join(
-                f"{name}={given[name]!r}: {' or '.join(msgs)}" for name, msgs in failed.items()
+                f"{name}={value_of[name]!r}: {' or '.join(msgs)}" for name, msgs in failed.items()
             )
             raise click.UsageError(f"invalid environment: {wrong}") from None
         asked: dict[str, Any] = {
