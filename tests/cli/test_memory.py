@@ -112,3 +112,21 @@ def test_eval_with_memory_recalls_a_goal_verified_earlier_in_its_folder(tmp_path
     assert outcomes[True]["second"]["verified"] and outcomes[True]["second"]["correct"]
     assert outcomes[True]["second"]["model_calls"] == 0
     assert not outcomes[False]["second"]["verified"]  # the script had one answer only
+
+
+SEED = Path(__file__).parents[2] / "examples" / "memory" / "transfer-seed.yaml"
+SEED_GOAL = (
+    "A 12 TB archive is copied over a 250 Mbps line that may be used only from 21:00 to 07:00, "
+    "at 85% utilisation, and 4% of the traffic is lost to retries. How many nights does the "
+    "copy take?"
+)
+
+
+def test_the_shipped_seed_plan_verifies_its_goal_and_is_remembered(tmp_path):
+    """250 Mbps = 112.5 GB/h; x 10 h x 0.85 x 0.96 = 918 GB a night; 12,000 / 918 -> 14."""
+    assert " ".join(SEED_GOAL.split()) in " ".join(SEED.read_text().split())  # as documented
+    result = _run(SEED, SEED_GOAL, "--runs", tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    assert "Answer: 14 nights (918 GB per night)" in flat(result.output)
+    listed = json.loads(invoke("memory", "list", "--runs", tmp_path / "runs", "--json").output)
+    assert [row["goal"] for row in listed] == [SEED_GOAL]
