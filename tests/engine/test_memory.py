@@ -276,3 +276,44 @@ def test_without_memory_every_goal_is_planned(tmp_path: Path) -> None:
     engine.run(_task(_goal(**OTHER)), journal=tmp_path / "second.jsonl")
     assert len(llm.requests) == 2
     assert "Example 1\nGoal: 3 people" in llm.requests[1][0]["content"]
+
+
+OTHER_WORDS = (
+    "How many nights does it take to move 2.5 TB over a 450 Mbps link, transferring only "
+    "from 00:00 to 06:00, at 90% utilisation and with 12% of the traffic lost to retries, "
+    "on a shared line?"
+)
+
+
+def test_the_cross_checks_other_plan_is_shown_the_same_remembered_examples(tmp_path: Path):
+    """Not the first plan (never shown), but the remembered plans of other goals the first
+    plan was shown: with the fixed examples only, a small model wrote no valid second plan
+    for a transfer goal the first plan had right (suite, 2026-12-05)."""
+    llm = ScriptedLLM([PLAN] * 4)  # each run: its plan, then the cross-check's
+    planner = Planner(llm, syntax="lines")
+    engine = Engine(planner=planner, journal_dir=tmp_path, memory=True, cross_check=True)
+    first = engine.run(_task(_goal(**FIRST)), journal=tmp_path / "first.jsonl")
+    result = engine.run(_task(OTHER_WORDS), journal=tmp_path / "second.jsonl")
+    assert result.status is RunStatus.VERIFIED and result.answer.startswith("3 nights")
+    asked = read_journal(tmp_path / "second.jsonl").of_kind("llm.request")
+    assert [event.purpose for event in asked] == ["plan", "cross"]
+    cross = llm.requests[-1]
+    example = cross[0]["content"][cross[0]["content"].index("Example 1") :]
+    assert example.split("\n")[1] == f"Goal: {_goal(**FIRST)}", example[:200]
+    assert first.run_id in str(read_journal(tmp_path / "second.jsonl").of_kind("plan.examples"))
+    report = replay(tmp_path / "second.jsonl", out=tmp_path / "replayed.jsonl")
+    assert report.identical, report.divergences or report.error
+
+
+def test_a_fresh_plan_is_shown_the_examples_the_first_request_showed(tmp_path: Path):
+    """`retry_with="fresh"` asks the first request again: with its remembered examples."""
+    engine, _ = _engine(tmp_path, PLAN)
+    engine.run(_task(_goal(**FIRST)), journal=tmp_path / "first.jsonl")
+    remembered = PlanMemory(tmp_path).nearest(OTHER_WORDS, 2)
+    prepared = Engine().prepare(_task(OTHER_WORDS))
+    failed = Planner(ScriptedLLM([PLAN]), syntax="lines").plan(prepared)
+    llm = ScriptedLLM([PLAN])
+    fresh = Planner(llm, syntax="lines", retry_with="fresh")
+    fresh.repair_checked(prepared, failed, {}, ["a check failed"], examples=remembered)
+    system = llm.requests[0][0]["content"]
+    assert system[system.index("Example 1") :].split("\n")[1] == f"Goal: {_goal(**FIRST)}"

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,7 +43,7 @@ import pint
 from stepgraph.exceptions import LLMError, PlanningError, PlanValidationError
 from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
-from stepgraph.model import StepGraph, Verdict, VerdictKind
+from stepgraph.model import StepGraph, Verdict, VerdictKind, WorkedExample
 from stepgraph.planner import Planner, WorkedAhead, asked_unit
 from stepgraph.planner._route import route_for
 from stepgraph.planner._worked import computed, final_number, stated_numbers
@@ -187,6 +187,7 @@ def cross_check(
     backend: Any,
     tries: int = TRIES,
     ahead: WorkedAhead | None = None,
+    examples: Sequence[WorkedExample] = (),
 ) -> CrossOutcome:
     """Another, independent plan; its final value, and the answer's numbers, must agree.
 
@@ -212,7 +213,7 @@ def cross_check(
     for number in range(1, tries + 1):
         prefix = PREFIX if number == 1 else f"x{number}_"
         try:
-            other = _other_plan(task, planner, journal, prefix, max_workers, backend)
+            other = _other_plan(task, planner, journal, prefix, max_workers, backend, examples)
         except LLMError as e:  # the endpoint, not the plan: asking again would only wait again
             lost.append(f"no plan ({e})")
             break
@@ -369,10 +370,15 @@ def _other_plan(
     prefix: str,
     max_workers: int,
     backend: Any,
+    examples: Sequence[WorkedExample] = (),
 ) -> Second | str:
-    """One more plan, run and verified, or why it cannot be compared."""
+    """One more plan, run and verified, or why it cannot be compared.
+
+    The first plan's worked `examples` (remembered plans) are shown where there are some.
+    """
+    shown = {"examples": examples} if examples else {}  # a caller's planner may take none
     try:
-        other = prefixed(planner.cross_plan(task, journal), prefix)
+        other = prefixed(planner.cross_plan(task, journal, **shown), prefix)
         task = task.for_plan(other)
         graph = check_plan(other, task)
     except (PlanningError, PlanValidationError) as e:

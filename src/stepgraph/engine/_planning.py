@@ -68,11 +68,17 @@ def repaired(
     failures: Sequence[str],
     journal: JournalWriter,
     plans: PlanBook,
+    *,
+    examples: Sequence[WorkedExample] = (),
 ) -> StepGraph:
-    """The planner's repair of `plan`, given what ran and what went wrong."""
+    """The planner's repair of `plan`, given what ran and what went wrong.
+
+    The first plan's worked `examples` are passed only when there are some.
+    """
     if type(planner).repair is not Planner.repair:
         return planner.repair(prepared, plan, observations, failures, journal)
-    checked = planner.repair_checked(prepared, plan, observations, failures, journal)
+    shown = {"examples": examples} if examples else {}  # a caller's planner may take none
+    checked = planner.repair_checked(prepared, plan, observations, failures, journal, **shown)
     return plans.checked(checked.plan, checked.graph)
 
 

@@ -10,6 +10,7 @@ repair loop goes back a bounded number of times.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -62,7 +63,7 @@ from stepgraph.journal import (
     RunEnd,
     RunStart,
 )
-from stepgraph.model import Budget, RunResult, RunStatus, StepGraph, Verdict
+from stepgraph.model import Budget, RunResult, RunStatus, StepGraph, Verdict, WorkedExample
 from stepgraph.planner import WorkedAhead
 from stepgraph.task import PreparedTask
 from stepgraph.tools import mcp_definitions
@@ -104,6 +105,8 @@ class RunSession:
         )
         self.early: EarlyStart | None = None  # steps of a streamed first plan, started early
         self.ahead: WorkedAhead | None = None  # the worked answer, asked beside the plan
+        # memory's worked examples for the first plan; later plans of the run are shown them too
+        self.examples: Sequence[WorkedExample] = ()
         # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
         self._task_plan_dump: dict[str, Any] | None = None
 
@@ -263,7 +266,7 @@ class RunSession:
             else:
                 better = repaired(
                     planner, self.prepared, plan, execution.values, failures, self.journal,
-                    self.plans,
+                    self.plans, examples=self.examples,
                 )  # fmt: skip
             if disagreed and better.plan_hash() == plan.plan_hash():
                 break  # the model keeps its plan against the second: nothing left to try
@@ -327,6 +330,7 @@ class RunSession:
             max_workers=self.workers,
             backend=self.config.backend(),
             ahead=ahead,
+            examples=self.examples,
         )
 
     @property
@@ -404,7 +408,7 @@ class RunSession:
         if recalled is not None:
             return recalled
         planner = require_planner(self.config.planner, prepared)
-        examples = self.memory.examples()
+        self.examples = examples = self.memory.examples()
         self.early = self._early_start()
         try:
             return planned(

@@ -398,21 +398,29 @@ class Planner:
             return None
         return WorkedAhead(client, _worked_messages(task))
 
-    def cross_plan(self, task: PreparedTask, journal: JournalWriter | None = None) -> StepGraph:
+    def cross_plan(
+        self,
+        task: PreparedTask,
+        journal: JournalWriter | None = None,
+        *,
+        examples: Sequence[WorkedExample] = (),
+    ) -> StepGraph:
         """Ask, independently and sampling more widely, for a plan by a route of its own.
 
         The cross-check compares its answer with the first plan's. The first plan is not
-        shown: a model shown a plan copies it, mistakes included.
+        shown: a model shown a plan copies it, mistakes included. The worked `examples`
+        the first plan was shown are (remembered plans of other goals, as fixed ones are).
         """
-        return self._converse(
-            self._goal_with(task, "cross.md"), "cross", task, journal, wider=2
-        ).plan
+        messages = self._goal_with(task, "cross.md", examples)
+        return self._converse(messages, "cross", task, journal, wider=2).plan
 
-    def _goal_with(self, task: PreparedTask, template: str) -> list[Message]:
+    def _goal_with(
+        self, task: PreparedTask, template: str, examples: Sequence[WorkedExample] = ()
+    ) -> list[Message]:
         """The plan request with a note after the goal: another plan, none shown."""
         request = f"{self._goal(task)}\n\n{render(template)}"
         return [
-            {"role": "system", "content": self._system(task)},
+            {"role": "system", "content": self._system(task, examples)},
             {"role": "user", "content": request},
         ]
 
@@ -434,17 +442,20 @@ class Planner:
         observations: Mapping[str, Any],
         failures: Sequence[str],
         journal: JournalWriter | None = None,
+        *,
+        examples: Sequence[WorkedExample] = (),
     ) -> CheckedPlan:
         """`repair`, with the repaired plan's graph.
 
         With `retry_with="fresh"` the plan that failed is not shown: a new one is asked for
         from the goal alone, sampled more widely (a small model shown its plan and the
-        failure sends the same plan back: 0 of 12 GSM8K repairs verified).
+        failure sends the same plan back: 0 of 12 GSM8K repairs verified), with the worked
+        `examples` the first request showed.
         """
         if self.retry_with == "fresh" and self.programs_only(task):
             return self.program_checked(task, journal, tries=PROGRAM_ONLY_TRIES, wider=1)
         if self.retry_with == "fresh":
-            messages = self._goal_with(task, "fresh.md")
+            messages = self._goal_with(task, "fresh.md", examples)
             return self._converse(messages, "repair", task, journal, wider=1)
         return self._rework(
             "repair.md",
