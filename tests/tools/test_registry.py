@@ -77,6 +77,24 @@ def test_arguments_are_validated_before_the_call():
     assert calls == []
 
 
+def test_a_record_given_where_one_of_its_fields_is_wanted_says_which_fields_it_has():
+    """A real small model wrote ``list_shareholders(company)`` for the company's id."""
+
+    @tool
+    def list_shareholders(company_id: int) -> list[str]:
+        """The holders of a company."""
+        return []
+
+    company = {"id": 42, "name": "Acme Data Systems", "country": "DE"}
+    with pytest.raises(ToolArgumentError) as refused:
+        list_shareholders.validate_args({"company_id": company})
+    assert "got a record with id, name, country" in str(refused.value)
+    assert "${step.id}" in str(refused.value)
+    with pytest.raises(ToolArgumentError) as plain:
+        list_shareholders.validate_args({"company_id": "many"})
+    assert "record" not in str(plain.value)  # only where a record was given
+
+
 def test_async_functions_become_async_tools():
     @tool
     async def wait(seconds: float) -> float:

@@ -52,7 +52,17 @@ def _format_validation_error(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
         where = ".".join(str(loc) for loc in item["loc"]) or "arguments"
-        parts.append(f"'{where}': {item['msg']}")
+        given = item.get("input")
+        hint = ""
+        if isinstance(given, dict) and given and item["type"] not in ("dict_type", "model_type"):
+            # A small model passes the record a lookup returned where one of its fields is
+            # wanted (`list_shareholders(company)` for the company's id)
+            names = [str(name) for name in given]
+            hint = (
+                f" (got a record with {', '.join(names)}: pass one of its fields, "
+                f"e.g. ${{step.{names[0]}}})"
+            )
+        parts.append(f"'{where}': {item['msg']}{hint}")
     return "; ".join(parts)
 
 
