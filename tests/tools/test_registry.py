@@ -1,6 +1,7 @@
 import asyncio
 
 import pytest
+from pydantic import BaseModel
 
 from stepgraph import StepGraph, ToolArgumentError, ToolDefinitionError, UnitError, tool
 from stepgraph.tools import ToolRegistry, default_registry, load_plugin, unit_convert
@@ -93,6 +94,19 @@ def test_a_record_given_where_one_of_its_fields_is_wanted_says_which_fields_it_h
     with pytest.raises(ToolArgumentError) as plain:
         list_shareholders.validate_args({"company_id": "many"})
     assert "record" not in str(plain.value)  # only where a record was given
+
+    class Window(BaseModel):
+        start: str
+        end: str
+
+    @tool
+    def book(window: Window) -> str:
+        """Book a window."""
+        return "booked"
+
+    with pytest.raises(ToolArgumentError) as missing:
+        book.validate_args({"window": {"start": "22:00"}})
+    assert "Field required" in str(missing.value) and "record" not in str(missing.value)
 
 
 def test_async_functions_become_async_tools():

@@ -52,12 +52,13 @@ def _format_validation_error(error: ValidationError) -> str:
     parts = []
     for item in error.errors():
         where = ".".join(str(loc) for loc in item["loc"]) or "arguments"
-        given = item.get("input")
+        given, kind = item.get("input"), item["type"]
         hint = ""
-        if isinstance(given, dict) and given and item["type"] not in ("dict_type", "model_type"):
+        scalar = kind.endswith(("_type", "_parsing")) and kind not in ("dict_type", "model_type")
+        if isinstance(given, dict) and given and scalar:
             # A small model passes the record a lookup returned where one of its fields is
             # wanted (`list_shareholders(company)` for the company's id)
-            names = [str(name) for name in given]
+            names = [str(name) for name in list(given)[:8]]
             hint = (
                 f" (got a record with {', '.join(names)}: pass one of its fields, "
                 f"e.g. ${{step.{names[0]}}})"
