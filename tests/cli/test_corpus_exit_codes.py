@@ -53,12 +53,23 @@ def test_validate_every_yaml_file(path):
     assert result.exit_code in (ExitCode.OK, ExitCode.INVALID)
 
 
-@pytest.mark.parametrize("path", FILES, ids=name)
+# Journals of real runs kept as regression cases (tests/engine/test_recorded_memory.py)
+RECORDED_JOURNALS = sorted((TESTS / "engine" / "recorded_memory").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p not in RECORDED_JOURNALS], ids=name)
 def test_show_refuses_every_file_that_is_not_a_journal(path):
     result = invoke("show", path)
     assert_no_internal_error(result)
     assert result.exit_code == ExitCode.INVALID
     assert "not a stepgraph journal" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("path", RECORDED_JOURNALS, ids=name)
+def test_show_reads_every_recorded_journal(path):
+    result = invoke("show", path)
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "run ended: verified" in result.output
 
 
 @pytest.fixture(scope="module")
