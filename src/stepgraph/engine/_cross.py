@@ -40,6 +40,7 @@ from typing import Any
 
 import pint
 
+from stepgraph.engine._planning import shown_examples
 from stepgraph.exceptions import LLMError, PlanningError, PlanValidationError
 from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
@@ -376,9 +377,8 @@ def _other_plan(
 
     The first plan's worked `examples` (remembered plans) are shown where there are some.
     """
-    shown = {"examples": examples} if examples else {}  # a caller's planner may take none
     try:
-        other = prefixed(planner.cross_plan(task, journal, **shown), prefix)
+        other = prefixed(planner.cross_plan(task, journal, **shown_examples(examples)), prefix)
         task = task.for_plan(other)
         graph = check_plan(other, task)
     except (PlanningError, PlanValidationError) as e:

@@ -20,6 +20,14 @@ from stepgraph.planner import Planner, PlanWatcher
 from stepgraph.task import PreparedTask
 
 
+def shown_examples(examples: Sequence[WorkedExample]) -> dict[str, Sequence[WorkedExample]]:
+    """`examples` as a keyword argument, only when there are some.
+
+    A caller's planner (a subclass written before examples existed) may take none.
+    """
+    return {"examples": examples} if examples else {}
+
+
 def planned(
     planner: Planner,
     prepared: PreparedTask,
@@ -30,7 +38,7 @@ def planned(
     examples: Sequence[WorkedExample] = (),
 ) -> StepGraph:
     """The planner's first plan; only when there are some are `examples` passed."""
-    shown = {"examples": examples} if examples else {}  # a caller's planner may take none
+    shown = shown_examples(examples)
     if type(planner).plan is not Planner.plan:
         return planner.plan(prepared, journal, watch=watch, **shown)
     checked = planner.plan_checked(prepared, journal, watch=watch, **shown)
@@ -77,7 +85,7 @@ def repaired(
     """
     if type(planner).repair is not Planner.repair:
         return planner.repair(prepared, plan, observations, failures, journal)
-    shown = {"examples": examples} if examples else {}  # a caller's planner may take none
+    shown = shown_examples(examples)
     checked = planner.repair_checked(prepared, plan, observations, failures, journal, **shown)
     return plans.checked(checked.plan, checked.graph)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -338,12 +339,7 @@ class Planner:
             return self.program_only
         if any(item.name not in _ARITHMETIC for item in task.tools):
             return False
-        values = [*task.inputs.values()]
-        for item in self._read(task).values():
-            try:
-                values.append(parse_input(item.value))
-            except StepgraphError:
-                continue  # refused with the plan that declares it, as any input
+        values = [*task.inputs.values(), *_read_values(self._read(task)).values()]
         return route_for(task.task.goal, values) != "plan"
 
     def reason(
@@ -713,14 +709,19 @@ def _worked_messages(task: PreparedTask) -> list[Message]:
     ]
 
 
+def _read_values(read: Mapping[str, GroundedInput]) -> dict[str, Any]:
+    """Each read input's value; one that does not parse is refused with the plan's inputs."""
+    values = {}
+    for name, item in read.items():
+        with contextlib.suppress(StepgraphError):
+            values[name] = parse_input(item.value)
+    return values
+
+
 def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
     """Each read input's number as the goal states it: 10 for "$10", 6 for "00:00 to 06:00"."""
     numbers = {}
-    for name, item in read.items():
-        try:
-            value = parse_input(item.value)
-        except StepgraphError:
-            continue
+    for name, value in _read_values(read).items():
         magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
         if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
             numbers[name] = float(magnitude)
