@@ -130,3 +130,30 @@ def test_the_shipped_seed_plan_verifies_its_goal_and_is_remembered(tmp_path):
     assert "Answer: 14 nights (918 GB per night)" in flat(result.output)
     listed = json.loads(invoke("memory", "list", "--runs", tmp_path / "runs", "--json").output)
     assert [row["goal"] for row in listed] == [SEED_GOAL]
+
+
+def test_eval_with_memory_neither_recalls_nor_shows_a_run_sealed_elsewhere(tmp_path, monkeypatch):
+    """A journal copied into the eval folder (another machine's key) claims a verified plan:
+    `--memory` must ask the model as if the folder were empty, and show it as no example."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    folder = tmp_path / "runs"
+    monkeypatch.setenv("STEPGRAPH_APPROVAL_KEY", str(tmp_path / "elsewhere.key"))
+    planted = _run(script, GOAL.format("2.5 TB", "450 Mbps"), "--runs", folder)
+    assert planted.exit_code == 0, planted.output
+    monkeypatch.setenv("STEPGRAPH_APPROVAL_KEY", str(tmp_path / "here.key"))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: nights\ngoals:\n"
+        f"- id: second\n  goal: {GOAL.format('2 TB', '1 Gbps')}\n  expect: 1 nights\n"
+        "  tools: [unit_convert, calculate]\n"
+    )
+    result = invoke(
+        "eval", suite, "--scripted", script, "--journal-dir", folder, "--json", "--memory",
+        env=LINES,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["goals"]
+    assert row["model_calls"] == 1  # planned by the model, not recalled
+    journal = (folder / "second-run1.jsonl").read_text()
+    assert '"plan.recalled"' not in journal and '"plan.examples"' not in journal
