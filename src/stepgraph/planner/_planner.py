@@ -25,6 +25,7 @@ from stepgraph.planner._client import (
     RequestSettings,
     StreamingClient,
 )
+from stepgraph.planner._draws import Draws
 from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan
 from stepgraph.planner._program import (
@@ -178,6 +179,7 @@ class Planner:
         second_words: bool = False,
     ) -> None:
         self.client = client
+        self._draws = Draws()
         # The words disagreed: asked once more, sampled, so that one misreading in words
         # does not outweigh a program and a second reading that agree.
         self.second_words = second_words
@@ -631,8 +633,12 @@ class Planner:
         watch: PlanWatcher | None = None,
         sent: Callable[[], LLMReply] | None = None,
     ) -> LLMReply:
-        """One exchange, journaled; with `sent`, the answer of a request already on its way."""
-        asked = attempt + wider
+        """One exchange, journaled; with `sent`, the answer of a request already on its way.
+
+        Sampled as attempt `attempt + wider`, or a later one where the run already sent these
+        messages so sampled: asking again is meant to draw again.
+        """
+        asked = self._draws.unsent(journal, messages, schema, attempt + wider)
         if journal:
             settings = (
                 self.client.request_settings(asked)
