@@ -107,3 +107,33 @@ def test_the_environment_says_auto(monkeypatch):
     assert PlannerSettings().program_only == "auto"
     monkeypatch.setenv("STEPGRAPH_PROGRAM_ONLY", "1")
     assert PlannerSettings().program_only is True
+
+
+PUMPS = (
+    "Two pumps fill a tank together: one pumps 30 litres per minute, the other 45 litres "
+    "per minute. How many minutes does it take to fill 9,000 litres?"
+)
+# Qwen2.5-Coder-1.5B's first program for the suite's pumps-minutes (2026-12-05): right, and
+# refused three times because the engine read "30 litres per minute" as 30 l (the goal states
+# no duration) and then held its own input to the quote's reading, 30 l/min.
+PUMPS_PROGRAM = (
+    "```python\n# Define the rates of the pumps\nrate_pump1 = 30  # litres per minute\n"
+    "rate_pump2 = 45  # litres per minute\n\n# Calculate the combined rate of the pumps\n"
+    "combined_rate = rate_pump1 + rate_pump2  # litres per minute\n\n"
+    "# Define the total volume of the tank\ntotal_volume = 9000  # litres\n\n"
+    "# Calculate the time required to fill the tank\n"
+    "time_required = total_volume / combined_rate  # minutes\n\n"
+    "# Print the result\nprint(time_required)\n```"
+)
+
+
+def test_a_program_using_the_rates_as_the_engine_read_them_is_not_refused(tmp_path):
+    words = "Together 30 + 45 = 75 litres a minute; 9000 / 75 = 120 minutes.\nANSWER: 120"
+    planner, model = _planner([PUMPS_PROGRAM, words])
+    result = Engine(planner=planner, cross_check=True).run(
+        Task(name="pumps", goal=PUMPS), journal=tmp_path / "r.jsonl"
+    )
+    assert result.status.value == "verified", result.answer
+    assert result.answer.startswith("120"), result.answer
+    assert len(model.requests) == 2  # the first program, then the words
+    assert not read_journal(tmp_path / "r.jsonl").of_kind("plan.invalid")

@@ -273,8 +273,9 @@ def _fraction(text: str, match: re.Match[str]) -> GoalNumber | None:
 def word_numbers(text: str) -> list[GoalNumber]:
     """The numbers a text writes as words ("three", "a dozen", "half"), each with its forms.
 
-    A plan may use them, and an input may quote them; coverage does not require them:
-    in "Three classes have 28, 31 and 26 pupils" the word only counts the list. "half" or
+    A plan may use them, and an input may quote them; coverage requires them ("goats have
+    four legs") except where one only counts the amounts listed after it (`_counts_a_list`:
+    "Three classes have 28, 31 and 26 pupils"). "half" or
     "quarter" after an ordinal or "that", "each", "per" names a period and is no number.
     """
     found, spans = [], []
@@ -296,8 +297,39 @@ def word_numbers(text: str) -> list[GoalNumber]:
             continue
         tens, _, ones = word.replace("-", " ").partition(" ")
         values = (_WORD_VALUES[tens][0] + _ONES[ones],) if ones else _WORD_VALUES[word]
-        found.append(GoalNumber(match.group(0), values[0], match.end(), False, None, [*values]))
+        found.append(
+            GoalNumber(
+                match.group(0),
+                values[0],
+                match.end(),
+                False,
+                None,
+                [*values],
+                required=not _counts_a_list(text, match.end(), values[0]),
+            )
+        )
     return sorted(found, key=lambda number: number.end)
+
+
+_AMOUNT = r"\$?\d+(?:,\d{3})*(?:\.\d+)?"
+# A list of amounts: "28, 31 and 26", "$4 and $7"; one or the other: "one ... 30, the other 45".
+_LIST = re.compile(rf"{_AMOUNT}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_AMOUNT})+")
+_ONE_THE_OTHER = re.compile(r"\bone\b[^.?!]*?\d[^.?!]*?\bthe other\b[^.?!]*?\d", re.IGNORECASE)
+
+
+def _counts_a_list(text: str, end: int, count: float) -> bool:
+    """Whether a number word counts the amounts its sentence then lists, one by one.
+
+    "Three classes have 28, 31 and 26 pupils", "Two pumps fill a tank: one pumps 30 litres
+    a minute, the other 45": a plan uses each listed amount, and the count says nothing
+    more (the suite's pencils and pumps-minutes: right programs refused for leaving it out).
+    "goats have four legs" lists nothing, and stays required.
+    """
+    sentence = re.split(r"(?<=[.?!])\s", text[end:], maxsplit=1)[0]
+    if count == 2 and _ONE_THE_OTHER.search(sentence):
+        return True
+    listed = _LIST.search(sentence)
+    return listed is not None and len(re.findall(_AMOUNT, listed.group(0))) == count
 
 
 @dataclass(frozen=True)
@@ -323,8 +355,30 @@ _WORD = re.compile(r"[A-Za-z%/][A-Za-z0-9%/^*.]*")
 def stated_quantities(text: str) -> list[Stated]:
     """Each number of a text with the unit written right after it, if it is a known unit.
 
-    A number whose words may mean two units ("7.5 hours a day") is stated once per unit.
+    A number whose words may mean two units ("7.5 hours a day") is stated once per unit,
+    and so is one the engine's own reading of the text (`read_numbers`) gives another unit.
     """
+    return _with_reading(_stated_alone(text), text, 0, len(text))
+
+
+def _with_reading(stated: list[Stated], text: str, start: int, end: int) -> list[Stated]:
+    """`stated`, the numbers of `text[start:end]`, and the unit `read_numbers(text)` gives each.
+
+    Alone, "30 litres per minute" states a rate; in a goal that states no duration the
+    reading makes it 30 l (as "40 images per hour" is a plain 40). Held to the words alone,
+    the engine refused its own inputs: the suite's pumps-minutes lost three right programs.
+    """
+    found = list(stated)
+    for read in read_numbers(text, worded_units=True):
+        for item in stated:
+            same_place = start + item.number.end == read.end and item.number.value == read.value
+            if same_place and all(o.unit != read.unit for o in found if o.number is item.number):
+                found.append(Stated(item.number, read.unit))
+    return found
+
+
+def _stated_alone(text: str) -> list[Stated]:
+    """`stated_quantities` from the words after each number alone."""
     found = []
     for number in goal_numbers(text):
         if number.clock_hours is not None:
@@ -418,7 +472,9 @@ def quoted_quantities(quote: str, goal: str) -> list[Stated]:
     A quote "12%" of a goal saying "12% of the traffic lost to retries" states a loss:
     its complement counts, as it would for the quote "12% lost to retries".
     """
-    stated = stated_quantities(quote)
+    stated = _stated_alone(quote)
+    if span := re.search(r"\s+".join(map(re.escape, quote.split())), goal, re.IGNORECASE):
+        stated = _with_reading(stated, goal, span.start(), span.end())
     if _AGES.search(goal):  # "3 years" quoted from a question of ages may be a plain 3
         stated += [Stated(item.number, None) for item in stated if item.unit == _YEAR]
     written, goal_text = normalized(quote), normalized(goal)
