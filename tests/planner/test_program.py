@@ -439,3 +439,72 @@ def test_second_words_that_state_no_number_verify_nothing(tmp_path):
     )
     assert not outcome.verified and len(model.requests) == 3, outcome.status
     assert "two of three" not in (tmp_path / "r.jsonl").read_text()
+
+
+# Qwen2.5-Coder-1.5B's first program for the suite's tables-needed (2026-12-05), refused
+# three times for its `if`.
+TABLES = "A conference seats its 230 attendees at tables of 8. How many tables are needed?"
+TABLES_PROGRAM = """```python
+# Number of attendees
+attendees = 230
+
+# Number of attendees per table
+attendees_per_table = 8
+
+# Calculate the number of tables needed
+tables_needed = attendees // attendees_per_table
+
+# If there are any remaining attendees, an additional table is needed
+if attendees % attendees_per_table != 0:
+    tables_needed += 1
+
+# Return the number of tables needed
+print(tables_needed)
+```"""
+
+
+@pytest.mark.parametrize("test", ["a % b != 0", "a % b > 0", "a % b", "(a % b) != 0"])
+def test_whole_division_plus_one_for_a_remainder_is_read_as_rounding_up(test):
+    code = f"```python\na = 230\nb = 8\nn = a // b\nif {test}:\n    n += 1\nprint(n)\n```"
+    assert program_lines(code, [230, 8]).strip().splitlines() == [
+        "a = 230", "b = 8", "n = ceil(a / b)", 'answer = f"{n}"'
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "n = a // b\nif a % b == 0:\n    n += 1",  # one more where nothing is left: no ceiling
+        "n = a // b\nif a % 3 != 0:\n    n += 1",  # another divisor
+        "n = a // b\nif a % b != 0:\n    n += 2",
+        "n = a // b\nif a % b != 0:\n    n += 1\nelse:\n    n -= 1",
+        "n = a / b\nif a % b != 0:\n    n += 1",  # no whole division first
+    ],
+)
+def test_other_conditions_stay_as_written_for_the_lines_reader_to_refuse(body):
+    code = f"```python\na = 230\nb = 8\n{body}\nprint(n)\n```"
+    assert "if " in program_lines(code, [230, 8])
+
+
+def test_a_program_that_rounds_up_with_an_if_is_verified(tmp_path):
+    model = ScriptedLLM([TABLES_PROGRAM, "230 / 8 = 28.75, so 29 tables.\nANSWER: 29"])
+    planner = Planner(
+        model, syntax="lines", numbered_names=True, cross_route="auto", retry_with="fresh",
+        program_only="auto",
+    )  # fmt: skip
+    result = Engine(planner=planner, cross_check=True).run(
+        Task(name="tables", goal=TABLES), journal=tmp_path / "r.jsonl"
+    )
+    assert result.status.value == "verified" and result.answer.startswith("29"), result.answer
+    assert len(model.requests) == 2  # the first program was valid
+
+
+def test_a_remainder_named_first_is_kept_and_the_count_rounded_up():
+    code = (
+        "```python\na = 230\nb = 8\nn = a // b\nleft = a % b\nif left > 0:\n    n += 1\n"
+        "print(n)\n```"
+    )
+    assert program_lines(code, [230, 8]).strip().splitlines() == [
+        "a = 230", "b = 8", "n = ceil(a / b)", "left = a % b", f"{RESULT_NAME} = n",
+        f'answer = f"{{{RESULT_NAME}}}"',
+    ]  # fmt: skip

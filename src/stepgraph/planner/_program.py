@@ -74,7 +74,8 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
         return code
     if (body := _function_body(code, tree)) is not None:
         code, tree = body
-    code = _declared(code, tree, numbers)
+    code = _rounded_up(code, tree)
+    code = _declared(code, ast.parse(code), numbers)
     tree = ast.parse(code)
     lines = code.splitlines()
     for node in tree.body:
@@ -99,6 +100,86 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     if last is not None:  # the answer is the result: no model call to word it
         program += f'\nanswer = f"{{{_ANSWER_NAME.sub(ANSWER_VARIABLE, last)}}}"'
     return program + "\n"
+
+
+def _rounded_up(code: str, tree: ast.Module) -> str:
+    """``n = a // b`` then ``if a % b != 0: n += 1`` as the one line ``n = ceil(a / b)``.
+
+    The way a program rounds a count up ("tables of 8 for 230 attendees"), also with the
+    remainder named first (``left = a % b`` then ``if left > 0:``, kept as a value); plan
+    lines have no ``if``, and each such program was refused (the suite's tables-needed,
+    three times). Whole division plus one where a remainder is left is the ceiling.
+    """
+    lines = code.splitlines()
+    body = tree.body
+    for at in reversed(range(len(body))):
+        if (divided := _floor_division(body[at])) is None:
+            continue
+        name, left, right = divided
+        remainders = {ast.unparse(ast.BinOp(left, ast.Mod(), right))}
+        following = body[at + 1 : at + 3]
+        if following and _remainder_name(following[0], remainders):
+            remainders.add(ast.unparse(ast.Name(_remainder_name(following[0], remainders))))
+            following = following[1:]
+        if not following or not _adds_one_if(following[0], name, remainders):
+            continue
+        branch = following[0]
+        indent = lines[body[at].lineno - 1][: body[at].col_offset]
+        rounded = f"{indent}{name} = ceil({ast.unparse(left)} / {ast.unparse(right)})"
+        lines[branch.lineno - 1 : branch.end_lineno or branch.lineno] = []
+        lines[body[at].lineno - 1] = rounded
+    return "\n".join(lines) + "\n"
+
+
+def _remainder_name(node: ast.stmt, remainders: set[str]) -> str:
+    """The name of ``name = a % b`` where that is one of the `remainders`, else ''."""
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and ast.unparse(node.value) in remainders
+    ):
+        return node.targets[0].id
+    return ""
+
+
+def _floor_division(node: ast.stmt) -> tuple[str, ast.expr, ast.expr] | None:
+    """``name = left // right``: the name and both sides."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.BinOp)
+        and isinstance(node.value.op, ast.FloorDiv)
+    ):
+        return None
+    return node.targets[0].id, node.value.left, node.value.right
+
+
+def _adds_one_if(node: ast.stmt, name: str, remainders: set[str]) -> bool:
+    """``if <remainder> [!= 0 | > 0]: name += 1`` (nothing else, no else)."""
+    if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
+        return False
+    test, (step,) = node.test, node.body
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        (op,), (limit,) = test.ops, test.comparators
+        if not (isinstance(op, ast.NotEq | ast.Gt) and _is_number(limit, 0)):
+            return False
+        test = test.left
+    adds_one = (
+        isinstance(step, ast.AugAssign)
+        and isinstance(step.op, ast.Add)
+        and isinstance(step.target, ast.Name)
+        and step.target.id == name
+        and _is_number(step.value, 1)
+    )
+    return ast.unparse(test) in remainders and adds_one
+
+
+def _is_number(node: ast.expr, value: int) -> bool:
+    return (
+        isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == value
+    )
 
 
 def _percents(code: str, numbers: Collection[float]) -> str:
