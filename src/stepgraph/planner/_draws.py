@@ -39,6 +39,27 @@ class Draws:
 
         Recorded as sent. Without a journal there is no run to remember, and `attempt` is kept.
         """
+        return self._record(journal, messages, schema, attempt, again=False)
+
+    def sent(
+        self,
+        journal: JournalWriter | None,
+        messages: Sequence[Message],
+        schema: dict[str, Any] | None,
+        attempt: int,
+    ) -> None:
+        """Record a request already on its way (asked ahead) as sent, at its own `attempt`."""
+        self._record(journal, messages, schema, attempt, again=True)
+
+    def _record(
+        self,
+        journal: JournalWriter | None,
+        messages: Sequence[Message],
+        schema: dict[str, Any] | None,
+        attempt: int,
+        *,
+        again: bool,
+    ) -> int:
         if journal is None:
             return attempt
         key = hashlib.sha256(
@@ -46,7 +67,7 @@ class Draws:
         ).hexdigest()
         with self._lock:
             sent = self._sent.setdefault(journal, set())
-            while (key, attempt) in sent:
+            while not again and (key, attempt) in sent:
                 attempt += 1
             sent.add((key, attempt))
         return attempt

@@ -638,7 +638,11 @@ class Planner:
         Sampled as attempt `attempt + wider`, or a later one where the run already sent these
         messages so sampled: asking again is meant to draw again.
         """
-        asked = self._draws.unsent(journal, messages, schema, attempt + wider)
+        asked = attempt + wider
+        if sent is None:
+            asked = self._draws.unsent(journal, messages, schema, asked)
+        else:  # sent ahead as this attempt: the journal says how it went out
+            self._draws.sent(journal, messages, schema, asked)
         if journal:
             settings = (
                 self.client.request_settings(asked)
