@@ -51,13 +51,3 @@ def test_a_request_already_sent_in_the_run_is_sampled_as_the_next_attempt(tmp_pa
     assert draws.unsent(None, messages, None, 2) == 2  # no run: nothing remembered
     run.close()
     other_run.close()
-
-
-def test_a_request_sent_ahead_keeps_its_own_sampling_and_a_later_one_draws_anew(tmp_path):
-    draws = Draws()
-    run = JournalWriter(tmp_path / "a.jsonl", "a")
-    messages = [{"role": "user", "content": GOAL}]
-    draws.sent(run, messages, None, 1)
-    draws.sent(run, messages, None, 1)  # as it went out, even twice
-    assert draws.unsent(run, messages, None, 1) == 2
-    run.close()

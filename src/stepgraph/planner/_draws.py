@@ -17,9 +17,9 @@ class Draws:
     """Per run (its journal), each request sent and the attempt whose sampling it used.
 
     A model asked the same messages with the same sampling gives the same answer (greedy,
-    or a seeded draw). A fresh program, a fresh plan or another cross-check plan meant as a
-    new draw repeated one the run had already asked: on the suite 40 of 178 requests were
-    such repeats (32 of them cross-check plans), each waiting for an answer the run had.
+    or a seeded draw). A fresh plan or another cross-check plan meant as a new draw repeated
+    one the run had already asked: on the suite 40 of 178 requests were such repeats (32 of
+    them cross-check plans), each waiting for an answer the run had.
     """
 
     def __init__(self) -> None:
@@ -39,27 +39,6 @@ class Draws:
 
         Recorded as sent. Without a journal there is no run to remember, and `attempt` is kept.
         """
-        return self._record(journal, messages, schema, attempt, again=False)
-
-    def sent(
-        self,
-        journal: JournalWriter | None,
-        messages: Sequence[Message],
-        schema: dict[str, Any] | None,
-        attempt: int,
-    ) -> None:
-        """Record a request already on its way (asked ahead) as sent, at its own `attempt`."""
-        self._record(journal, messages, schema, attempt, again=True)
-
-    def _record(
-        self,
-        journal: JournalWriter | None,
-        messages: Sequence[Message],
-        schema: dict[str, Any] | None,
-        attempt: int,
-        *,
-        again: bool,
-    ) -> int:
         if journal is None:
             return attempt
         key = hashlib.sha256(
@@ -67,7 +46,7 @@ class Draws:
         ).hexdigest()
         with self._lock:
             sent = self._sent.setdefault(journal, set())
-            while not again and (key, attempt) in sent:
+            while (key, attempt) in sent:
                 attempt += 1
             sent.add((key, attempt))
         return attempt
