@@ -358,11 +358,11 @@ def stated_quantities(text: str) -> list[Stated]:
     A number whose words may mean two units ("7.5 hours a day") is stated once per unit,
     and so is one the engine's own reading of the text (`read_numbers`) gives another unit.
     """
-    return _with_reading(_stated_alone(text), text, 0, len(text))
+    return _with_reading(_stated_alone(text), text, 0)
 
 
-def _with_reading(stated: list[Stated], text: str, start: int, end: int) -> list[Stated]:
-    """`stated`, the numbers of `text[start:end]`, and the unit `read_numbers(text)` gives each.
+def _with_reading(stated: list[Stated], text: str, start: int) -> list[Stated]:
+    """`stated`, numbers of `text` from `start` on, and the unit `read_numbers(text)` gives each.
 
     Alone, "30 litres per minute" states a rate; in a goal that states no duration the
     reading makes it 30 l (as "40 images per hour" is a plain 40). Held to the words alone,
@@ -474,7 +474,7 @@ def quoted_quantities(quote: str, goal: str) -> list[Stated]:
     """
     stated = _stated_alone(quote)
     if span := re.search(r"\s+".join(map(re.escape, quote.split())), goal, re.IGNORECASE):
-        stated = _with_reading(stated, goal, span.start(), span.end())
+        stated = _with_reading(stated, goal, span.start())
     if _AGES.search(goal):  # "3 years" quoted from a question of ages may be a plain 3
         stated += [Stated(item.number, None) for item in stated if item.unit == _YEAR]
     written, goal_text = normalized(quote), normalized(goal)
