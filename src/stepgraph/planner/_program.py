@@ -118,8 +118,8 @@ def _rounded_up(code: str, tree: ast.Module) -> str:
         name, left, right = divided
         remainders = {ast.unparse(ast.BinOp(left, ast.Mod(), right))}
         following = body[at + 1 : at + 3]
-        if following and _remainder_name(following[0], remainders):
-            remainders.add(ast.unparse(ast.Name(_remainder_name(following[0], remainders))))
+        if following and (named := _remainder_name(following[0], remainders)):
+            remainders.add(named)
             following = following[1:]
         if not following or not _adds_one_if(following[0], name, remainders):
             continue
