@@ -23,6 +23,10 @@ def run(goal, *answers, tmp_path, retries=0):
         ("A batch job takes 135 minutes. How many hours is that?", 'h: "h" = duration / 60', 2.25),
         ("A shift is 8 hours. How many minutes is that?", 'm: "min" = duration * 60', 480),
         ("A shift is 8 hours. How many minutes is that?", 'm: "min" = 60 * duration', 480),
+        # a prefix's factor in the other base (the suite's tib-to-gb, refused three times):
+        # 2 TiB is 2199.02 GB, not the 2048 the model's 1024 gives
+        ("How many GB is 2 TiB?", 'gb: "GB" = data * 1024', 2199.023255552),
+        ("How many GiB is 5 TB?", 'gib: "GiB" = data * 1000', 4656.612873077393),
     ],
 )
 def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expected, tmp_path):
@@ -41,6 +45,8 @@ def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expec
     [
         # a wrong factor (1024 is not MB/s to Mbps): the model's mistake, still refused
         ("A disk writes 250 MB/s. What is that in Mbps?", 'rate: "Mbps" = rate / 1024'),
+        # a prefix's factor the wrong way round is no slip of base: TiB over 1024 is no GB
+        ("How many GB is 2 TiB?", 'gb: "GB" = data / 1024'),
         # 7 is no ratio of h to h: a week's days, which must be declared, not dropped
         ("He sleeps 8 hours a night. How many hours is that in a week?", 'w: "h" = night * 7'),
     ],

@@ -508,3 +508,54 @@ def test_a_remainder_named_first_is_kept_and_the_count_rounded_up():
         "a = 230", "b = 8", "n = ceil(a / b)", "left = a % b", f"{RESULT_NAME} = n",
         f'answer = f"{{{RESULT_NAME}}}"',
     ]  # fmt: skip
+
+
+PRINTERS = (
+    "A print job of 20,000 pages must finish within 2 hours. Each printer prints 25 pages "
+    "per minute. How many printers are needed?"
+)
+# what Qwen2.5-Coder-1.5B wrote for the suite's printers-needed (the third of three tries)
+PRINTERS_PROGRAM = """```python
+# Given values
+total_pages = 20000
+pages_per_minute = 25
+time_limit = 2 * 60  # Convert hours to minutes
+
+# Calculate the number of printers needed
+printers_needed = total_pages / (pages_per_minute * time_limit)
+
+# Since we can't have a fraction of a printer, we round up to the nearest whole number
+import math
+printers_needed = math.ceil(printers_needed)
+
+print(printers_needed)
+```"""
+
+
+def test_a_comment_that_says_a_conversion_declares_the_unit_it_converts_into(tmp_path):
+    """`2 * 60  # Convert hours to minutes`: minutes declared, the 60 left to the units."""
+    suite = Suite(name="p", goals=[{"id": "printers", "goal": PRINTERS, "expect": 7}])
+    words = "2 hours is 120 minutes; 25 x 120 = 3000 pages each; 20000 / 3000 = 6.67.\nANSWER: 7"
+    outcome, _ = _only([PRINTERS_PROGRAM, words], tmp_path, suite=suite)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    [proposed] = read_journal(tmp_path / "r.jsonl").of_kind("plan.proposed")
+    assert any("dropped the 60" in repair for repair in proposed.repairs)
+
+
+@pytest.mark.parametrize(
+    ("comment", "declared"),
+    [
+        ("Convert hours to minutes", "minutes"),
+        ("2 hours in minutes", "minutes"),
+        ("convert to seconds", "seconds"),
+        ("time to finish", None),  # "finish" is no unit
+        ("pages in a minute", None),  # a rate's words, not what the value is in
+        ("Convert the rate to per minute", None),
+    ],
+)
+def test_only_a_conversion_into_a_unit_declares_it(comment, declared):
+    lines = program_lines(f"```python\nx = 3\ny = x * 60  # {comment}\nprint(y)\n```", [3])
+    if declared:
+        assert f'y: "{declared}" = x * 60' in lines, lines
+    else:
+        assert 'y: "' not in lines, lines  # no unit declared: grounding judges the 60

@@ -32,6 +32,7 @@ _ONE_FACTOR = (
     re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_OPERAND}\s*$"),
 )
 _SAME = 1e-9  # relative: the factor must be the unit ratio itself, not near it
+_PREFIX_FACTORS = {1000.0, 1024.0, 1e6, 1048576.0, 1e9, 1073741824.0, 1e12}
 
 
 def undo_hand_conversions(
@@ -110,7 +111,8 @@ def _converted(
 ) -> tuple[str, float] | None:
     """The operand and factor of ``x * factor`` / ``x / factor`` done by hand, or None.
 
-    Only where the factor is exactly what converts one of the operand's unit into `unit`.
+    Only where the factor is exactly what converts one of the operand's unit into `unit`,
+    or a prefix's factor in the other base (`_other_base`).
     """
     match = next((m for p in _ONE_FACTOR if (m := p.match(expression))), None)
     if match is None:
@@ -124,4 +126,19 @@ def _converted(
     except (StepgraphError, pint.PintError):
         return None
     by_hand = 1 / factor if match.group("op") == "/" else factor
-    return (name, factor) if math.isclose(ratio, by_hand, rel_tol=_SAME) else None
+    if math.isclose(ratio, by_hand, rel_tol=_SAME):
+        return name, factor
+    return (name, factor) if _other_base(ratio, by_hand, factor) else None
+
+
+def _other_base(ratio: float, by_hand: float, factor: float) -> bool:
+    """Whether a prefix factor converts in the other base: 1024 for TiB to GB (1099.5).
+
+    "How many GB is 2 TiB?" was answered ``data: "GB" = data * 1024`` (the suite's
+    tib-to-gb, refused three times): the factor is a prefix's and only its base is wrong,
+    so the declared unit says what was meant. They differ by whole powers of 1.024.
+    """
+    if factor not in _PREFIX_FACTORS:
+        return False
+    powers = math.log(ratio / by_hand) / math.log(1.024)
+    return round(powers) != 0 and abs(powers - round(powers)) < 1e-6 and abs(powers) <= 5
