@@ -138,3 +138,25 @@ def test_tracing_units_for_the_repair_runs_no_tool(tmp_path):
     outputs = static_outputs(plan, registry, {})
     assert str(outputs["a"].units) == "kg"
     assert called == []
+
+
+def test_a_step_whose_name_says_the_unit_is_converted_into_it(tmp_path):
+    """GSM8K train 4272 (a program): `..._ounces = ..._pounds * 16`, the name says ounces."""
+    goal = "For 12 servings you need 4.5 pounds of chicken. How many ounces is one serving?"
+    lines = (
+        "per_serving = chicken / servings\n"
+        "per_serving_ounces = per_serving * 16\n"
+        'answer = f"{per_serving_ounces}"'
+    )
+    result, journal = run(goal, lines, tmp_path=tmp_path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.values["per_serving_ounces"].to("oz").magnitude == pytest.approx(6)
+    [proposed] = journal.of_kind("plan.proposed")
+    assert any("the unit its name says (ounces) converts it" in r for r in proposed.repairs)
+
+
+def test_a_name_s_unit_drops_only_the_exact_ratio(tmp_path):
+    """`night_hours = night * 7`: 7 converts nothing into hours; refused, not dropped."""
+    goal = "He sleeps 8 hours a night. How many hours is that in a week?"
+    with pytest.raises(Exception, match="no valid plan"):
+        run(goal, 'week_hours = night * 7\nanswer = f"{week_hours}"', tmp_path=tmp_path)

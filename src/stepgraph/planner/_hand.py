@@ -24,6 +24,7 @@ from stepgraph.executor import static_outputs
 from stepgraph.model import StepGraph
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_unit, parse_unit, quantity
+from stepgraph.verifiers._everyday import is_everyday
 
 _OPERAND = r"\$\{(?P<name>(?:inputs\.)?\w+)\}"  # an input, or an earlier step
 _FACTOR = r"(?P<factor>\d+(?:\.\d+)?)"
@@ -48,36 +49,35 @@ def undo_hand_conversions(
     states is the goal's, never a conversion). Where `tools` has `unit_convert` the step
     becomes that tool's call, which the reflection stage converts back to check.
     """
-    if not any(step.expect_unit for step in plan.steps):
+    if not any(step.expect_unit or _named_unit(step.id) for step in plan.steps):
         return plan
     units = _operand_units(plan, values, tools)
     steps, undone = [], False
     for step in plan.steps:
         expression = step.args.get("expression") if step.tool == "calculate" else None
+        unit = step.expect_unit or _named_unit(step.id)
         converted = (
-            _converted(expression, step.expect_unit, units, stated)
-            if isinstance(expression, str) and step.expect_unit
+            _converted(expression, unit, units, stated, exact=not step.expect_unit)
+            if isinstance(expression, str) and unit
             else None
         )
-        if converted is None:
+        if unit is None or converted is None:
             steps.append(step)
             continue
         name, factor = converted
         undone = True
         shown = f"{name.removeprefix('inputs.')} ({format_unit(units[name])})"
+        how = "the declared unit" if step.expect_unit else f"the unit its name says ({unit})"
         repairs.append(
             f"step '{step.id}': dropped the {factor:g} that converted {shown} to "
-            f"{step.expect_unit} by hand; the declared unit converts it"
+            f"{unit} by hand; {how} converts it"
         )
         reference = f"${{{name}}}"
         if "unit_convert" in tools.names():
-            call = {
-                "tool": "unit_convert",
-                "args": {"value": reference, "to_unit": step.expect_unit},
-            }
+            call = {"tool": "unit_convert", "args": {"value": reference, "to_unit": unit}}
         else:
             call = {"args": {**step.args, "expression": reference}}
-        steps.append(step.model_copy(update=call))
+        steps.append(step.model_copy(update={**call, "expect_unit": unit}))
     return plan.model_copy(update={"steps": steps}) if undone else plan
 
 
@@ -106,13 +106,36 @@ def _operand_units(
     return units
 
 
+def _named_unit(step_id: str) -> str | None:
+    """The unit a step's name ends in (``row_length_inches``), where it is one of measure.
+
+    A program converts by hand under a name that says into what: ``row_length_inches =
+    row_length_feet * 12`` (GSM8K train 4978), ``..._ounces = ..._pounds * 16`` (4272).
+    """
+    word = step_id.rsplit("_", 1)[-1]
+    if len(word) < 3 or not word.isalpha():
+        return None
+    try:
+        unit = parse_unit(word, counts=False)
+    except StepgraphError:
+        return None
+    money = all(str(kind).startswith("[currency_") for kind in unit.dimensionality)
+    return word if not unit.dimensionless and not money and is_everyday(unit) else None
+
+
 def _converted(
-    expression: str, unit: str, units: Mapping[str, pint.Unit], stated: Collection[float]
+    expression: str,
+    unit: str,
+    units: Mapping[str, pint.Unit],
+    stated: Collection[float],
+    *,
+    exact: bool = False,
 ) -> tuple[str, float] | None:
     """The operand and factor of ``x * factor`` / ``x / factor`` done by hand, or None.
 
     Only where the factor is exactly what converts one of the operand's unit into `unit`,
-    or a prefix's factor in the other base (`_other_base`).
+    or (unless `exact`: a unit only a name says) a prefix's factor in the other base
+    (`_other_base`).
     """
     match = next((m for p in _ONE_FACTOR if (m := p.match(expression))), None)
     if match is None:
@@ -128,7 +151,7 @@ def _converted(
     by_hand = 1 / factor if match.group("op") == "/" else factor
     if math.isclose(ratio, by_hand, rel_tol=_SAME):
         return name, factor
-    return (name, factor) if _other_base(ratio, by_hand, factor) else None
+    return (name, factor) if not exact and _other_base(ratio, by_hand, factor) else None
 
 
 def _other_base(ratio: float, by_hand: float, factor: float) -> bool:
