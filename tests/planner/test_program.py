@@ -559,3 +559,24 @@ def test_only_a_conversion_into_a_unit_declares_it(comment, declared):
         assert f'y: "{declared}" = x * 60' in lines, lines
     else:
         assert 'y: "' not in lines, lines  # no unit declared: grounding judges the 60
+
+
+TICKETS = (
+    "There are one hundred tickets to be sold for a volleyball game. Andrea sold twice as many "
+    "tickets as Jude while Sandra sold 4 more than half the number of tickets Jude sold. If "
+    "Jude sold 16 tickets, how many tickets need to be sold?"
+)
+
+
+def test_dividing_by_two_for_half_uses_the_half_not_the_twice():
+    """Train 2913: `jude / 2` bound to "twice" left "half" unused; it is the half's share."""
+    code = (
+        "jude = 16\nandrea = 2 * jude\nsandra = (jude / 2) + 4\n"
+        "sold = jude + andrea + sandra\nprint(100 - sold)\n"
+    )
+    parsed = _program_plan(TICKETS, code, (100, 2, 4, 0.5, 16))
+    assert parsed.plan is not None, parsed.problems
+    [sandra] = [step for step in parsed.plan.steps if step.id == "sandra"]
+    assert "* ${inputs.number_0_5}" in sandra.args["expression"]
+    [andrea] = [step for step in parsed.plan.steps if step.id == "andrea"]
+    assert "${inputs.twice}" in andrea.args["expression"]  # twice is still the twice

@@ -351,7 +351,10 @@ def test_a_calendar_fact_the_goal_names_in_words_is_no_made_up_number():
 def test_a_calendar_factor_beside_a_duration_is_still_a_hand_conversion():
     goal = "A film lasts 135 minutes. How many hours is that?"
     with pytest.raises(PlanningError, match="60 looks like a conversion factor"):
-        _lines_run(goal, 'hours = duration / 60\nanswer = f"{hours} hours"')
+        _lines_run(goal, 'length = duration / 60\nanswer = f"{length} hours"')
+    # a name that says the unit declares it: the 60 is dropped and the units convert
+    result = _lines_run(goal, 'hours = duration / 60\nanswer = f"{hours} hours"')
+    assert result.values["hours"].to("h").magnitude == pytest.approx(2.25)
 
 
 FAIRIES = (

@@ -433,6 +433,13 @@ class _Reader:
                 return call
 
             def visit_BinOp(self, operation: ast.BinOp) -> ast.AST:
+                share = reader._share_of(operation)
+                if share is not None:  # `x / 2` for "half": times the goal's share
+                    named.add(share)
+                    divisor = ast.unparse(operation.right)
+                    reader.bound.append(f"{where}: / {divisor} read as * {share}")
+                    left = self.visit(operation.left)
+                    return ast.BinOp(left, ast.Mult(), ast.Name(f"__lit_{share}", ast.Load()))
                 operation.left = self.visit(operation.left)
                 if not isinstance(operation.op, ast.Pow):  # a square is no input
                     operation.right = self.visit(operation.right)
@@ -454,6 +461,29 @@ class _Reader:
             # The goal's input itself, even where a step took its name.
             text = text.replace(f"__lit_{name}", f"${{inputs.{name}}}")
         return re.sub(r"'([^']*\d[^']*)'", r"(\1)", text)  # "6 h" -> (6 h)
+
+    def _share_of(self, operation: ast.BinOp) -> str | None:
+        """The read share (0.5 for "half") that ``x / 2`` divides by, if exactly one is.
+
+        "twice as many ... half the number" reads 2 and 0.5: the 2 of ``jude / 2`` is the
+        half, not the twice it would be bound to (GSM8K train 2913: "half" refused unused).
+        """
+        divisor = operation.right
+        if not (
+            isinstance(operation.op, ast.Div)
+            and isinstance(divisor, ast.Constant)
+            and isinstance(divisor.value, int | float)
+            and not isinstance(divisor.value, bool)
+            and divisor.value not in (0, 1)
+        ):
+            return None
+        value = divisor.value
+        found = [
+            name
+            for name, number in self.numbers.items()
+            if 0 < number < 1 and math.isclose(number * value, 1, rel_tol=1e-6)
+        ]
+        return found[0] if len(found) == 1 else None
 
     def _input_of(self, value: object) -> str | None:
         """The one read input whose number `value` is, if exactly one is."""
