@@ -580,3 +580,26 @@ def test_dividing_by_two_for_half_uses_the_half_not_the_twice():
     assert "* ${inputs.number_0_5}" in sandra.args["expression"]
     [andrea] = [step for step in parsed.plan.steps if step.id == "andrea"]
     assert "${inputs.twice}" in andrea.args["expression"]  # twice is still the twice
+
+
+PHONES = (
+    "Miley bought two cellphones for her parents. Each cellphone costs $800 but, since she is "
+    "buying two units, she will receive a 5% discount for the total cost. How much did Miley pay?"
+)
+
+
+def test_a_number_the_goal_states_twice_is_the_first_of_its_inputs():
+    """Train 2986: the 2 of "two cellphones ... two units" had two names and was refused."""
+    code = "cost = 800\ntotal = cost * 2\nprint(total - total * 0.05)\n"
+    parsed = _program_plan(PHONES, code, (2, 800, 2, 0.05))
+    assert parsed.plan is not None, parsed.problems
+    [total] = [step for step in parsed.plan.steps if step.id == "total"]
+    assert total.args["expression"] == "${cost} * ${inputs.cellphones_2}"
+
+
+def test_equal_numbers_in_other_units_stay_unbound():
+    """ "5 meters of silk ... all 5 of them": which 5 a literal is, the number cannot say."""
+    goal = "Each dress needs 5 meters of silk. He gives all 5 friends 20 meters each. Silk given?"
+    parsed = _program_plan(goal, "given = 20 * 5\nprint(given)\n", (5, 5, 20))
+    assert parsed.plan is not None, parsed.problems
+    assert parsed.plan.steps[0].args["expression"] == "${inputs.distance} * 5"

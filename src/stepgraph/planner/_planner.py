@@ -735,12 +735,21 @@ def _read_values(read: Mapping[str, GroundedInput]) -> dict[str, Any]:
 
 
 def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
-    """Each read input's number as the goal states it: 10 for "$10", 6 for "00:00 to 06:00"."""
-    numbers = {}
+    """Each read input's number as the goal states it: 10 for "$10", 6 for "00:00 to 06:00".
+
+    A quantity the goal states twice ("two cellphones ... buying two units") is the first
+    input's: a literal 2 is that input, where two names for one number left it unbound and
+    refused (GSM8K train 2986). Equal numbers in other units stay apart (5 m, 5 friends).
+    """
+    numbers: dict[str, float] = {}
+    seen: set[tuple[float, str]] = set()
     for name, value in _read_values(read).items():
         magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
         if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
-            numbers[name] = float(magnitude)
+            unit = str(value.units) if isinstance(value, pint.Quantity) else ""
+            if (float(magnitude), unit) not in seen:
+                numbers[name] = float(magnitude)
+            seen.add((float(magnitude), unit))
     return numbers
 
 
