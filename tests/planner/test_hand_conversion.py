@@ -160,3 +160,12 @@ def test_a_name_s_unit_drops_only_the_exact_ratio(tmp_path):
     goal = "He sleeps 8 hours a night. How many hours is that in a week?"
     with pytest.raises(Exception, match="no valid plan"):
         run(goal, 'week_hours = night * 7\nanswer = f"{week_hours}"', tmp_path=tmp_path)
+
+
+def test_a_name_in_cents_converts_dollars(tmp_path):
+    """GSM8K train 6921 (a program): `total_money_cents = total_money * 100`."""
+    goal = "Yanni has $0.85 and finds $0.50. How much money in cents does he have?"
+    lines = "total_money = finds + dollars\ntotal_money_cents = total_money * 100\n"
+    result, journal = run(goal, lines + 'answer = f"{total_money_cents}"', tmp_path=tmp_path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.values["total_money_cents"].to("cent").magnitude == pytest.approx(135)

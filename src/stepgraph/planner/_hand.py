@@ -110,7 +110,8 @@ def _named_unit(step_id: str) -> str | None:
     """The unit a step's name ends in (``row_length_inches``), where it is one of measure.
 
     A program converts by hand under a name that says into what: ``row_length_inches =
-    row_length_feet * 12`` (GSM8K train 4978), ``..._ounces = ..._pounds * 16`` (4272).
+    row_length_feet * 12`` (GSM8K train 4978), ``..._ounces = ..._pounds * 16`` (4272),
+    ``total_money_cents = total_money * 100`` (6921, dollars).
     """
     word = step_id.rsplit("_", 1)[-1]
     if len(word) < 3 or not word.isalpha():
@@ -119,8 +120,7 @@ def _named_unit(step_id: str) -> str | None:
         unit = parse_unit(word, counts=False)
     except StepgraphError:
         return None
-    money = all(str(kind).startswith("[currency_") for kind in unit.dimensionality)
-    return word if not unit.dimensionless and not money and is_everyday(unit) else None
+    return word if not unit.dimensionless and is_everyday(unit) else None
 
 
 def _converted(
