@@ -602,3 +602,22 @@ def test_an_inch_mark_after_a_number_is_inches_but_a_closing_quote_is_not():
     assert result.answer.startswith("14 in"), result.answer
     assert [str(i.value) for i in read_inputs('He said "I have 5" and left.').values()] == ["5"]
     assert [str(i.value) for i in read_inputs("a 24” tall dog").values()] == ["24 in"]
+
+
+@pytest.mark.parametrize(
+    ("goal", "name", "share"),
+    [
+        # GSM8K train 2705: "thirty percent" was a plain 30, and the program's 0.30 refused
+        ("His bill of $60 increased by thirty percent. What is it now?", "thirty_percent", 0.3),
+        ("Sales grew by twenty-five per cent this year.", "year", 0.25),
+    ],
+)
+def test_a_percentage_in_words_is_a_share(goal, name, share):
+    read = read_inputs(goal, numbered=True)
+    assert float(read[name].value) == pytest.approx(share)
+
+
+def test_a_program_s_share_of_a_percentage_in_words_is_grounded():
+    goal = "Maximoff's bill is $60 per month. It increased by thirty percent. What is it now?"
+    result = _lines_run(goal, 'increase = 60 * 0.30\nbill = 60 + increase\nanswer = f"{bill}"')
+    assert result.values["bill"].magnitude == pytest.approx(78)

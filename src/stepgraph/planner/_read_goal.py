@@ -194,7 +194,8 @@ def _name(goal: str, start: int, end: int, unit: pint.Unit | None) -> str:
         return written.casefold()
     if unit is not None:
         return _KIND_NAMES.get(dimension_name(quantity(1, unit)), "amount")
-    return "n" + re.sub(r"\W", "_", written.rstrip(",.")).strip("_")
+    named = re.sub(r"\W", "_", written.rstrip(",.")).strip("_")
+    return named.casefold() if named[:1].isalpha() else "n" + named  # "thirty percent"
 
 
 def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> str:

@@ -41,6 +41,7 @@ _FRACTION = re.compile(r"(?<![\w.:/$])(\d+)/(\d+)(?![\w./]*\d)")
 _NUMBER = re.compile(
     r"(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(\s*%|\s+per\s?cent\b)?(?![\w:]*\d)", re.IGNORECASE
 )
+_WORD_PERCENT = re.compile(r"\s*%|\s+per\s?cent\b", re.IGNORECASE)
 _PERCENT_END = re.compile(r"(?:%|\bper\s?cent)$", re.IGNORECASE)
 
 
@@ -297,6 +298,13 @@ def word_numbers(text: str) -> list[GoalNumber]:
             continue
         tens, _, ones = word.replace("-", " ").partition(" ")
         values = (_WORD_VALUES[tens][0] + _ONES[ones],) if ones else _WORD_VALUES[word]
+        if percent := _WORD_PERCENT.match(text, match.end()):
+            # "thirty percent" is 30%, as "30 percent" is (GSM8K train 2705: 0.30 refused)
+            words = _clause(text, match.start(), percent.end())
+            lost, grown = bool(_LOSS_WORDS.search(words)), bool(_GROWTH_WORDS.search(words))
+            written = text[match.start() : percent.end()]
+            found.append(_percent(written, values[0], percent.end(), lost, grown))
+            continue
         found.append(
             GoalNumber(
                 match.group(0),
@@ -392,7 +400,10 @@ def _stated_alone(text: str) -> list[Stated]:
             if _AGES.search(text) and _YEAR in units:
                 units.append(None)  # an age: "4 years older" may be a plain 4
             found.extend(Stated(number, unit) for unit in units)
-    found.extend(Stated(number, None) for number in word_numbers(text))
+    found.extend(
+        Stated(number, parse_unit("percent") if number.percent else None)
+        for number in word_numbers(text)
+    )
     return found
 
 
