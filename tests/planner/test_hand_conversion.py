@@ -169,3 +169,24 @@ def test_a_name_in_cents_converts_dollars(tmp_path):
     result, journal = run(goal, lines + 'answer = f"{total_money_cents}"', tmp_path=tmp_path)
     assert result.status is RunStatus.VERIFIED, result.answer
     assert result.values["total_money_cents"].to("cent").magnitude == pytest.approx(135)
+
+
+def test_a_sum_in_one_unit_converted_by_hand_is_converted_as_a_whole(tmp_path):
+    """GSM8K train 5405 (a program): `(multiplication + division) / 60` named in hours."""
+    goal = (
+        "Socorro needs to train for a total of 5 hours. Each day, she answers multiplication "
+        "problems for 10 minutes and then division problems for 20 minutes. How many days "
+        "will it take?"
+    )
+    lines = (
+        "per_day_hours = (duration_2 + duration_3) / 60\n"
+        "days = duration / per_day_hours\n"
+        'answer = f"{days}"'
+    )
+    result, journal = run(goal, lines, tmp_path=tmp_path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert float(result.values["days"]) == pytest.approx(10)
+    [proposed] = journal.of_kind("plan.proposed")
+    assert any(
+        "dropped the 60 that converted duration_2 + duration_3" in r for r in proposed.repairs
+    )

@@ -22,6 +22,7 @@ import pint
 from stepgraph.exceptions import StepgraphError
 from stepgraph.executor import static_outputs
 from stepgraph.model import StepGraph
+from stepgraph.references import find_references
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_unit, parse_unit, quantity
 from stepgraph.verifiers._everyday import is_everyday
@@ -31,6 +32,12 @@ _FACTOR = r"(?P<factor>\d+(?:\.\d+)?)"
 _ONE_FACTOR = (
     re.compile(rf"^\s*{_OPERAND}\s*(?P<op>[*/])\s*{_FACTOR}\s*$"),
     re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_OPERAND}\s*$"),
+)
+_REFERENCE = r"\$\{(?:inputs\.)?\w+\}"
+_OPERAND_ALONE = re.compile(_REFERENCE)
+# `(a + b) / 60`: a sum of references in one unit, converted as a whole
+_SUM_FACTOR = re.compile(
+    rf"^\s*\((?P<sum>\s*{_REFERENCE}(?:\s*[+-]\s*{_REFERENCE})+\s*)\)\s*(?P<op>[*/])\s*{_FACTOR}\s*$"
 )
 _SAME = 1e-9  # relative: the factor must be the unit ratio itself, not near it
 _PREFIX_FACTORS = {1000.0, 1024.0, 1e6, 1048576.0, 1e9, 1073741824.0, 1e12}
@@ -64,19 +71,19 @@ def undo_hand_conversions(
         if unit is None or converted is None:
             steps.append(step)
             continue
-        name, factor = converted
+        operand, operand_unit, factor = converted
         undone = True
-        shown = f"{name.removeprefix('inputs.')} ({format_unit(units[name])})"
+        shown = f"{_shown(operand)} ({format_unit(operand_unit)})"
         how = "the declared unit" if step.expect_unit else f"the unit its name says ({unit})"
         repairs.append(
             f"step '{step.id}': dropped the {factor:g} that converted {shown} to "
             f"{unit} by hand; {how} converts it"
         )
-        reference = f"${{{name}}}"
-        if "unit_convert" in tools.names():
-            call = {"tool": "unit_convert", "args": {"value": reference, "to_unit": unit}}
+        single = _OPERAND_ALONE.fullmatch(operand) is not None
+        if single and "unit_convert" in tools.names():
+            call = {"tool": "unit_convert", "args": {"value": operand, "to_unit": unit}}
         else:
-            call = {"args": {**step.args, "expression": reference}}
+            call = {"args": {**step.args, "expression": operand}}
         steps.append(step.model_copy(update={**call, "expect_unit": unit}))
     return plan.model_copy(update={"steps": steps}) if undone else plan
 
@@ -130,18 +137,23 @@ def _converted(
     stated: Collection[float],
     *,
     exact: bool = False,
-) -> tuple[str, float] | None:
-    """The operand and factor of ``x * factor`` / ``x / factor`` done by hand, or None.
+) -> tuple[str, pint.Unit, float] | None:
+    """The operand (text, unit) and factor of ``x * factor`` or ``x / factor``, or None.
+
+    `x` is a reference, or a parenthesized sum of references in one unit.
 
     Only where the factor is exactly what converts one of the operand's unit into `unit`,
     or (unless `exact`: a unit only a name says) a prefix's factor in the other base
     (`_other_base`).
     """
     match = next((m for p in _ONE_FACTOR if (m := p.match(expression))), None)
-    if match is None:
+    if match is not None:
+        text, operand = f"${{{match.group('name')}}}", units.get(match.group("name"))
+    elif (match := _SUM_FACTOR.match(expression)) is not None:
+        text, operand = match.group("sum").strip(), _sum_unit(match.group("sum"), units)
+    else:
         return None
-    name, factor = match.group("name"), float(match.group("factor"))
-    operand = units.get(name)
+    factor = float(match.group("factor"))
     if operand is None or factor in (0, 1) or factor in stated:
         return None
     try:
@@ -150,8 +162,28 @@ def _converted(
         return None
     by_hand = 1 / factor if match.group("op") == "/" else factor
     if math.isclose(ratio, by_hand, rel_tol=_SAME):
-        return name, factor
-    return (name, factor) if not exact and _other_base(ratio, by_hand, factor) else None
+        return text, operand, factor
+    return (text, operand, factor) if not exact and _other_base(ratio, by_hand, factor) else None
+
+
+def _sum_unit(total: str, units: Mapping[str, pint.Unit]) -> pint.Unit | None:
+    """The unit of a sum of references, where each has one and all are the same.
+
+    ``(multiplication + division) / 60`` under a name in hours (GSM8K train 5405: 10 and 20
+    minutes a day) converts the sum as a whole.
+    """
+    found = {
+        units.get(ref.step if ref.step != "inputs" else f"inputs.{ref.path[0]}")
+        for ref in find_references(total)
+    }
+    if len(found) != 1 or None in found:
+        return None
+    return next(iter(found))
+
+
+def _shown(operand: str) -> str:
+    """An operand as a repair names it: `link`, not `${inputs.link}`."""
+    return re.sub(r"\$\{(?:inputs\.)?(\w+)\}", r"\1", operand)
 
 
 def _other_base(ratio: float, by_hand: float, factor: float) -> bool:
