@@ -140,19 +140,45 @@ def test_tracing_units_for_the_repair_runs_no_tool(tmp_path):
     assert called == []
 
 
-def test_a_step_whose_name_says_the_unit_is_converted_into_it(tmp_path):
-    """GSM8K train 4272 (a program): `..._ounces = ..._pounds * 16`, the name says ounces."""
-    goal = "For 12 servings you need 4.5 pounds of chicken. How many ounces is one serving?"
-    lines = (
-        "per_serving = chicken / servings\n"
-        "per_serving_ounces = per_serving * 16\n"
-        'answer = f"{per_serving_ounces}"'
-    )
-    result, journal = run(goal, lines, tmp_path=tmp_path)
+SOCORRO = (
+    "Socorro needs to train for a total of 5 hours. Each day, she answers multiplication "
+    "problems for 10 minutes and then division problems for 20 minutes. How many days "
+    "will it take?"
+)
+
+
+@pytest.mark.parametrize(
+    ("goal", "lines", "name", "unit", "expected", "said"),
+    [
+        # GSM8K train 4272 (a program): `..._ounces = ..._pounds * 16`
+        (
+            "For 12 servings you need 4.5 pounds of chicken. How many ounces is one serving?",
+            "per_serving = chicken / servings\nper_serving_ounces = per_serving * 16\n",
+            "per_serving_ounces", "oz", 6, "the unit its name says (ounces) converts it",
+        ),
+        # GSM8K train 6921: `total_money_cents = total_money * 100`, dollars into cents
+        (
+            "Yanni has $0.85 and finds $0.50. How much money in cents does he have?",
+            "total_money = finds + dollars\ntotal_money_cents = total_money * 100\n",
+            "total_money_cents", "cent", 135, "the unit its name says (cents) converts it",
+        ),
+        # GSM8K train 5405: a sum in one unit, `(a + b) / 60` named in hours
+        (
+            SOCORRO,
+            "per_day_hours = (duration_2 + duration_3) / 60\ndays = duration / per_day_hours\n",
+            "days", "", 10, "converted duration_2 + duration_3 (min) to hours",
+        ),
+    ],
+)  # fmt: skip
+def test_a_step_whose_name_says_the_unit_is_converted_into_it(
+    goal, lines, name, unit, expected, said, tmp_path
+):
+    result, journal = run(goal, lines + f'answer = f"{{{name}}}"', tmp_path=tmp_path)
     assert result.status is RunStatus.VERIFIED, result.answer
-    assert result.values["per_serving_ounces"].to("oz").magnitude == pytest.approx(6)
+    value = result.values[name]
+    assert (value.to(unit).magnitude if unit else value) == pytest.approx(expected)
     [proposed] = journal.of_kind("plan.proposed")
-    assert any("the unit its name says (ounces) converts it" in r for r in proposed.repairs)
+    assert any(said in repair for repair in proposed.repairs), proposed.repairs
 
 
 def test_a_name_s_unit_drops_only_the_exact_ratio(tmp_path):
@@ -160,33 +186,3 @@ def test_a_name_s_unit_drops_only_the_exact_ratio(tmp_path):
     goal = "He sleeps 8 hours a night. How many hours is that in a week?"
     with pytest.raises(Exception, match="no valid plan"):
         run(goal, 'week_hours = night * 7\nanswer = f"{week_hours}"', tmp_path=tmp_path)
-
-
-def test_a_name_in_cents_converts_dollars(tmp_path):
-    """GSM8K train 6921 (a program): `total_money_cents = total_money * 100`."""
-    goal = "Yanni has $0.85 and finds $0.50. How much money in cents does he have?"
-    lines = "total_money = finds + dollars\ntotal_money_cents = total_money * 100\n"
-    result, journal = run(goal, lines + 'answer = f"{total_money_cents}"', tmp_path=tmp_path)
-    assert result.status is RunStatus.VERIFIED, result.answer
-    assert result.values["total_money_cents"].to("cent").magnitude == pytest.approx(135)
-
-
-def test_a_sum_in_one_unit_converted_by_hand_is_converted_as_a_whole(tmp_path):
-    """GSM8K train 5405 (a program): `(multiplication + division) / 60` named in hours."""
-    goal = (
-        "Socorro needs to train for a total of 5 hours. Each day, she answers multiplication "
-        "problems for 10 minutes and then division problems for 20 minutes. How many days "
-        "will it take?"
-    )
-    lines = (
-        "per_day_hours = (duration_2 + duration_3) / 60\n"
-        "days = duration / per_day_hours\n"
-        'answer = f"{days}"'
-    )
-    result, journal = run(goal, lines, tmp_path=tmp_path)
-    assert result.status is RunStatus.VERIFIED, result.answer
-    assert float(result.values["days"]) == pytest.approx(10)
-    [proposed] = journal.of_kind("plan.proposed")
-    assert any(
-        "dropped the 60 that converted duration_2 + duration_3" in r for r in proposed.repairs
-    )
