@@ -603,3 +603,36 @@ def test_equal_numbers_in_other_units_stay_unbound():
     parsed = _program_plan(goal, "given = 20 * 5\nprint(given)\n", (5, 5, 20))
     assert parsed.plan is not None, parsed.problems
     assert parsed.plan.steps[0].args["expression"] == "${inputs.distance} * 5"
+
+
+JOB = (
+    "A print job of 300 pages must finish within 2 hours. Each printer prints 5 pages per "
+    "minute. How many printers are needed?"
+)
+
+
+def test_a_fresh_program_that_reuses_the_first_one_s_calls_is_judged_by_its_own_names(tmp_path):
+    """The suite's printers-needed: the fresh program computed the same values under other
+    names, its steps were reused, and the check whether each input reaches the answer was
+    run on the first program's arguments: every input "never reached the answer"."""
+    first = (
+        "pages = 300\nrate = 5\nminutes = 2 * 60  # in minutes\n"
+        "printers = pages / (rate * minutes)\nprint(printers)\n"
+    )
+    fresh = (
+        "total_pages = 300\nper_minute = 5\ntime = 2 * 60  # 2 hours in minutes\n"
+        "printers = total_pages / (per_minute * time)\nprint(printers)\n"
+    )
+    words = "300 / (5 x 120) = 0.5, so 1 printer.\nANSWER: 1"
+    suite = Suite(name="p", goals=[{"id": "job", "goal": JOB, "expect": 1}])
+    outcome, _ = _only(
+        [f"```python\n{first}```", words, words, f"```python\n{fresh}```"], tmp_path,
+        suite=suite, retry_with="fresh", afresh_on_disagreement=True, second_words=True,
+    )  # fmt: skip
+    assert not outcome.verified
+    journal = read_journal(tmp_path / "r.jsonl")
+    reused = journal.of_kind("step.reused")
+    assert reused, "the fresh program's calls are the first one's"
+    checks = [event.description for event in journal.of_kind("check")]
+    assert not any("does not change with" in check for check in checks), checks
+    assert any("still disagrees: 1 against 0.5" in check for check in checks), checks

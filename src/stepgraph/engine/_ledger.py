@@ -9,12 +9,16 @@ next one needs it, because most runs verify in one round and hashing every step 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import networkx as nx
 
-from stepgraph.executor import Execution, step_signatures
+from stepgraph.exceptions import StepgraphError
+from stepgraph.executor import Execution, resolve_args, step_signatures
 from stepgraph.journal import Prior
+from stepgraph.references import ReferenceError_
+from stepgraph.tools import ToolRegistry
 
 MAX_RUNS_OF_ONE_CALL = 2  # the loop guard: a third request for the same call is refused
 
@@ -73,10 +77,31 @@ class CallLedger:
             refused.update(prior.failed)
         return Planned(signatures, reused, refused)
 
-    def ran(self, graph: nx.DiGraph, planned: Planned, execution: Execution) -> None:
-        """The round ran: reused steps get their arguments back; it is settled by the next."""
+    def ran(
+        self,
+        graph: nx.DiGraph,
+        planned: Planned,
+        execution: Execution,
+        tools: ToolRegistry,
+        inputs: Mapping[str, Any],
+    ) -> None:
+        """The round ran: reused steps get their arguments back; it is settled by the next.
+
+        The arguments are the step's own, bound to this round's values: the call that
+        settled may be another plan's, whose references name its own steps. A fresh plan
+        that computes the same ``printers_needed`` under other names was held to the
+        first plan's ``${total_pages}``, so changing an input moved nothing the check
+        could see, and every input was reported as never reaching the answer (the
+        suite's printers-needed).
+        """
+        scope = {"inputs": dict(inputs), **execution.values}
         for sid in planned.reused:  # verifiers need the arguments
-            execution.record(sid).args = self.completed[planned.signatures[sid]][1]
+            step = graph.nodes[sid]["step"]
+            try:
+                args = resolve_args(tools.get(step.tool), step.args, scope)
+            except (ReferenceError_, StepgraphError):
+                args = self.completed[planned.signatures[sid]][1]
+            execution.record(sid).args = args
         self._last = _Round(
             graph, planned.signatures, execution, set(planned.reused), set(planned.refused)
         )

@@ -461,7 +461,7 @@ class RunSession:
             refused=round_.refused,
             backend=self.config.backend(),
         )
-        self.calls.ran(graph, round_, execution)
+        self.calls.ran(graph, round_, execution, prepared.tools, prepared.inputs)
         verdicts = verify(
             plan.steps,
             execution.values,

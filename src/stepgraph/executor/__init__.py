@@ -8,7 +8,13 @@ from stepgraph._lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
     from stepgraph.executor._ahead import AheadBackend
-    from stepgraph.executor._backend import Backend, ThreadBackend, ThreadLimited, ToolCall
+    from stepgraph.executor._backend import (
+        Backend,
+        ThreadBackend,
+        ThreadLimited,
+        ToolCall,
+        resolve_args,
+    )
     from stepgraph.executor._dask import DaskBackend, DaskCluster, dask_backend
     from stepgraph.executor._execution import Execution, StepRecord, StepState
     from stepgraph.executor._heap import collector_paused, freeze_imports, frozen_heap
@@ -48,6 +54,7 @@ __all__ = [
     "layered_layout",
     "natural_key",
     "plan_diff",
+    "resolve_args",
     "route_crossings",
     "static_outputs",
     "step_problems",
@@ -79,6 +86,7 @@ _MODULES = {
     "layered_layout": "stepgraph.executor._layout",
     "natural_key": "stepgraph.executor._layout",
     "plan_diff": "stepgraph.executor._reuse",
+    "resolve_args": "stepgraph.executor._backend",
     "route_crossings": "stepgraph.executor._layout",
     "static_outputs": "stepgraph.executor._validate",
     "step_problems": "stepgraph.executor._validate",
