@@ -636,3 +636,13 @@ def test_a_fresh_program_that_reuses_the_first_one_s_calls_is_judged_by_its_own_
     checks = [event.description for event in journal.of_kind("check")]
     assert not any("does not change with" in check for check in checks), checks
     assert any("still disagrees: 1 against 0.5" in check for check in checks), checks
+
+
+def test_dividing_by_two_is_no_share_of_money():
+    """ "$0.50" is money, not a share: `pens / 2` stays a division, in no dollars."""
+    goal = "Pens cost $0.50 each. She shares 10 pens between 2 friends. What are each's worth?"
+    parsed = _program_plan(goal, "pens = 10\neach = pens / 2\nprint(each * 0.50)\n", (0.5, 10, 2))
+    assert parsed.plan is not None, parsed.problems
+    [each] = [step for step in parsed.plan.steps if step.id == "each"]
+    assert "usd" not in each.args["expression"], each.args
+    assert each.args["expression"].startswith("${pens} /")

@@ -50,6 +50,7 @@ def read_lines(
     tools: Collection[str] | Mapping[str, Sequence[str]],
     *,
     numbers: Mapping[str, float] | None = None,
+    shares: Collection[str] = (),
     bound: list[str] | None = None,
 ) -> dict[str, Any]:
     """The plan a text of lines describes, as the data of a JSON plan.
@@ -58,7 +59,8 @@ def read_lines(
     `tools` may map each tool to its parameters in order, so ``unit_convert(x, "h")`` reads
     as ``unit_convert(value=x, to_unit="h")``. `numbers` are the read inputs' numbers: a
     literal in an expression that is the number of exactly one of them is read as that
-    input (a small model types the goal's 10 for ``usd_10``), and said so in `bound`.
+    input (a small model types the goal's 10 for ``usd_10``), and said so in `bound`;
+    `shares` name those that are plain shares ("half": 0.5), which ``x / 2`` may divide by.
     """
     source = _code(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
@@ -73,7 +75,7 @@ def read_lines(
                     continue
             else:
                 raise first from None
-        reader = _Reader(inputs, tools, _comments(source), numbers or {})
+        reader = _Reader(inputs, tools, _comments(source), numbers or {}, shares)
         data = reader.read(tree)
         if bound is not None:
             bound += reader.bound
@@ -191,9 +193,11 @@ class _Reader:
         tools: Collection[str],
         comments: dict[int, tuple[str, bool]],
         numbers: Mapping[str, float],
+        shares: Collection[str] = (),
     ) -> None:
         self.scope = {name: f"${{inputs.{name}}}" for name in inputs}
         self.numbers = numbers
+        self.shares = set(shares)
         self.bound: list[str] = []
         self.inputs = dict(inputs) if isinstance(inputs, Mapping) else {}
         self.tools = set(tools) - {"calculate"}
@@ -481,7 +485,7 @@ class _Reader:
         found = [
             name
             for name, number in self.numbers.items()
-            if 0 < number < 1 and math.isclose(number * value, 1, rel_tol=1e-6)
+            if name in self.shares and math.isclose(number * value, 1, rel_tol=1e-6)
         ]
         return found[0] if len(found) == 1 else None
 

@@ -242,7 +242,10 @@ class Planner:
                 names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
                 parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
                 numbers = _numbers_of(read) if self.numbered_names else None
-                data = read_lines(text, names, parameters, numbers=numbers, bound=bound)
+                shares = _shares_of(read)
+                data = read_lines(
+                    text, names, parameters, numbers=numbers, shares=shares, bound=bound
+                )
             except LinesError as e:
                 return ParsedPlan(None, [PlanProblem(None, str(e))])
             text = json.dumps(data)
@@ -751,6 +754,15 @@ def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
                 numbers[name] = float(magnitude)
             seen.add((float(magnitude), unit))
     return numbers
+
+
+def _shares_of(read: Mapping[str, GroundedInput]) -> list[str]:
+    """The read inputs that are plain shares ("half", "1/6 of", "30%"), not money or measures."""
+    return [
+        name
+        for name, value in _read_values(read).items()
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
+    ]
 
 
 UNUSED_NUMBER = "but no step or check uses it"
