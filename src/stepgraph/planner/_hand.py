@@ -27,14 +27,14 @@ from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_unit, parse_unit, quantity
 from stepgraph.verifiers._everyday import is_everyday
 
-_OPERAND = r"\$\{(?P<name>(?:inputs\.)?\w+)\}"  # an input, or an earlier step
+_NAME = r"(?:inputs\.)?\w+"  # an input, or an earlier step
+_OPERAND = rf"\$\{{(?P<name>{_NAME})\}}"
+_REFERENCE = rf"\$\{{{_NAME}\}}"
 _FACTOR = r"(?P<factor>\d+(?:\.\d+)?)"
 _ONE_FACTOR = (
     re.compile(rf"^\s*{_OPERAND}\s*(?P<op>[*/])\s*{_FACTOR}\s*$"),
     re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_OPERAND}\s*$"),
 )
-_REFERENCE = r"\$\{(?:inputs\.)?\w+\}"
-_OPERAND_ALONE = re.compile(_REFERENCE)
 # `(a + b) / 60`: a sum of references in one unit, converted as a whole
 _SUM_FACTOR = re.compile(
     rf"^\s*\((?P<sum>\s*{_REFERENCE}(?:\s*[+-]\s*{_REFERENCE})+\s*)\)\s*(?P<op>[*/])\s*{_FACTOR}\s*$"
@@ -56,13 +56,14 @@ def undo_hand_conversions(
     states is the goal's, never a conversion). Where `tools` has `unit_convert` the step
     becomes that tool's call, which the reflection stage converts back to check.
     """
-    if not any(step.expect_unit or _named_unit(step.id) for step in plan.steps):
+    wanted = {step.id: step.expect_unit or _named_unit(step.id) for step in plan.steps}
+    if not any(wanted.values()):
         return plan
     units = _operand_units(plan, values, tools)
     steps, undone = [], False
     for step in plan.steps:
         expression = step.args.get("expression") if step.tool == "calculate" else None
-        unit = step.expect_unit or _named_unit(step.id)
+        unit = wanted[step.id]
         converted = (
             _converted(expression, unit, units, stated, exact=not step.expect_unit)
             if isinstance(expression, str) and unit
@@ -79,7 +80,7 @@ def undo_hand_conversions(
             f"step '{step.id}': dropped the {factor:g} that converted {shown} to "
             f"{unit} by hand; {how} converts it"
         )
-        single = _OPERAND_ALONE.fullmatch(operand) is not None
+        single = re.fullmatch(_REFERENCE, operand) is not None
         if single and "unit_convert" in tools.names():
             call = {"tool": "unit_convert", "args": {"value": operand, "to_unit": unit}}
         else:
@@ -113,6 +114,15 @@ def _operand_units(
     return units
 
 
+def measure_word(text: str) -> str | None:
+    """`text` where it names an everyday unit of measure or money ("feet", "cents")."""
+    try:
+        unit = parse_unit(text, counts=False)
+    except StepgraphError:
+        return None
+    return text if not unit.dimensionless and is_everyday(unit) else None
+
+
 def _named_unit(step_id: str) -> str | None:
     """The unit a step's name ends in (``row_length_inches``), where it is one of measure.
 
@@ -121,13 +131,7 @@ def _named_unit(step_id: str) -> str | None:
     ``total_money_cents = total_money * 100`` (6921, dollars).
     """
     word = step_id.rsplit("_", 1)[-1]
-    if len(word) < 3 or not word.isalpha():
-        return None
-    try:
-        unit = parse_unit(word, counts=False)
-    except StepgraphError:
-        return None
-    return word if not unit.dimensionless and is_everyday(unit) else None
+    return measure_word(word) if len(word) >= 3 and word.isalpha() else None
 
 
 def _converted(

@@ -242,7 +242,7 @@ class Planner:
                 names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
                 parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
                 numbers = _numbers_of(read) if self.numbered_names else None
-                shares = _shares_of(read)
+                shares = _shares_of(read) if numbers else []
                 data = read_lines(
                     text, names, parameters, numbers=numbers, shares=shares, bound=bound
                 )
@@ -749,10 +749,10 @@ def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
     for name, value in _read_values(read).items():
         magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
         if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
-            unit = str(value.units) if isinstance(value, pint.Quantity) else ""
-            if (float(magnitude), unit) not in seen:
+            stated = (float(magnitude), str(getattr(value, "units", "")))
+            if stated not in seen:
                 numbers[name] = float(magnitude)
-            seen.add((float(magnitude), unit))
+                seen.add(stated)
     return numbers
 
 

@@ -20,6 +20,7 @@ from collections.abc import Collection
 
 from stepgraph.exceptions import UnitError
 from stepgraph.planner._client import Message
+from stepgraph.planner._hand import measure_word
 from stepgraph.planner._lines import _comments
 from stepgraph.planner._prompt import render
 from stepgraph.planner._worked import is_print, printed_value
@@ -297,24 +298,15 @@ def _comment_unit(comment: str) -> str | None:
     minutes"; a unit after a word that is none ("time to finish") is no conversion.
     """
     comment = comment.strip()
-    if (match := _IN_UNIT.fullmatch(comment)) and (unit := _measure(match.group("unit"))):
+    if (match := _IN_UNIT.fullmatch(comment)) and (unit := measure_word(match.group("unit"))):
         return unit
     if (match := _CONVERSION.search(comment)) is None or match.end() != len(comment):
         return None
-    unit = _measure(match.group("unit"))
+    unit = measure_word(match.group("unit"))
     source = match.group("source")
-    if unit is None or (source is not None and _measure(source) is None):
+    if unit is None or (source is not None and measure_word(source) is None):
         return None
     return unit
-
-
-def _measure(text: str) -> str | None:
-    """`text` where it names an everyday unit of measure (not a count, not money)."""
-    try:
-        unit = parse_unit(text, counts=False)
-    except UnitError:
-        return None
-    return text if not unit.dimensionless and is_everyday(unit) else None
 
 
 def _unstated(node: ast.AST, numbers: Collection[float]) -> bool:
