@@ -610,11 +610,12 @@ class Planner:
         the greedy one again); read as plan lines and checked as any plan.
         """
         messages = program_messages(task.task.goal)
-        numbers = list(_numbers_of(self._read(task)).values())
+        read = self._read(task)
+        numbers, quantities = list(_numbers_of(read).values()), _read_values(read)
         problems: list[PlanProblem] = []
         for attempt in range(1, tries + 1):
             reply = self._ask(messages, "program", attempt, None, journal, wider=wider)
-            parsed = self._grounded(program_lines(reply.text, numbers), task, "lines")
+            parsed = self._grounded(program_lines(reply.text, numbers, quantities), task, "lines")
             if parsed.plan is not None:
                 return _accepted(parsed, "program", attempt, journal)
             problems = list({str(p): p for p in parsed.problems}.values())

@@ -16,15 +16,18 @@ import ast
 import math
 import re
 import textwrap
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import Any
 
-from stepgraph.exceptions import UnitError
+import pint
+
+from stepgraph.exceptions import StepgraphError, UnitError
 from stepgraph.planner._client import Message
 from stepgraph.planner._hand import measure_word
 from stepgraph.planner._lines import _comments
 from stepgraph.planner._prompt import render
 from stepgraph.planner._worked import is_print, printed_value
-from stepgraph.units import parse_unit
+from stepgraph.units import parse_unit, quantity
 from stepgraph.verifiers._everyday import is_everyday
 
 # Tries of the program: greedy, then one sample more widely (`_client._sampling`).
@@ -56,12 +59,15 @@ def program_messages(goal: str) -> list[Message]:
     ]
 
 
-def program_lines(text: str, numbers: Collection[float] = ()) -> str:
+def program_lines(
+    text: str, numbers: Collection[float] = (), quantities: Mapping[str, Any] | None = None
+) -> str:
     """The model's program as plan lines; a program Python cannot read is left as it is.
 
     `numbers` are the goal's read numbers: ``eggs = 16  # eggs laid`` names the goal's 16,
     so its comment goes (a commented literal is a constant the goal does not state, in
-    lines). The lines reader reports what it cannot read, naming the line.
+    lines). `quantities` are the read inputs' values by name, for a literal whose comment
+    names its unit. The lines reader reports what it cannot read, naming the line.
     """
     blocks = [
         match.group("code")
@@ -76,6 +82,8 @@ def program_lines(text: str, numbers: Collection[float] = ()) -> str:
     if (body := _function_body(code, tree)) is not None:
         code, tree = body
     code = _rounded_up(code, tree)
+    code = _percent_names(code, ast.parse(code), numbers)
+    code = _unit_commented(code, ast.parse(code), quantities or {})
     code = _declared(code, ast.parse(code), numbers)
     tree = ast.parse(code)
     lines = code.splitlines()
@@ -195,6 +203,139 @@ def _percents(code: str, numbers: Collection[float]) -> str:
         return f"{value:g}" if _is_stated(value, numbers) else match.group(0)
 
     return _PERCENT.sub(share, code)
+
+
+def _percent_names(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
+    """``rate = 10`` used only as ``rate / 100``: the goal's "10 percent" as its share, 0.1.
+
+    A program names a percentage by its number and divides where it uses it (GSM8K train
+    2816, 4078: `dry_up_percentage = 10`, then `eggs * (dry_up_percentage / 100)`); read
+    apart, the 10 is a number the goal states as 10% and "10 percent" is refused unused.
+    Only where every use divides by 100 at once (``p / 100``, ``x * p / 100``): a use
+    that divides by the name (``x / p / 100``) or uses it bare keeps the program as it is.
+    """
+    lines, comments = code.splitlines(), _comments(code)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in tree.body:
+        assigned = _assigned_number(node)
+        if assigned is None or not _is_stated(assigned[1] / 100, numbers):
+            continue
+        name, number = assigned
+        names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
+        uses = [n for n in names if isinstance(n.ctx, ast.Load)]
+        divisions = [_percent_division(use, parents) for use in uses]
+        statements = {_statement_of(use, parents) for use in uses}
+        if len(names) - len(uses) != 1 or not uses or None in divisions:
+            continue  # bound once, used at least once, each use divided by 100
+        if any(s is None or s.lineno != s.end_lineno for s in statements):
+            continue
+        for divided, kept in filter(None, divisions):
+            _replace(divided, kept, parents)
+        assert isinstance(node, ast.Assign)
+        node.value = ast.Constant(number / 100)
+        for statement in filter(None, [node, *statements]):
+            comment, alone = comments.get(statement.lineno, ("", True))
+            indent = lines[statement.lineno - 1][: statement.col_offset]
+            shown = f"{indent}{ast.unparse(statement)}"
+            lines[statement.lineno - 1] = shown + (f"  # {comment}" if not alone else "")
+    return "\n".join(lines) + "\n"
+
+
+def _assigned_number(node: ast.stmt) -> tuple[str, float] | None:
+    """The name and number of a one-line ``name = <number>`` (not 0 or 1, which are structure)."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, int | float)
+        and not isinstance(node.value.value, bool)
+        and node.value.value not in (0, 1)
+        and node.lineno == node.end_lineno
+    ):
+        return None
+    return node.targets[0].id, float(node.value.value)
+
+
+def _unit_commented(code: str, tree: ast.Module, quantities: Mapping[str, Any]) -> str:
+    """``rest = 0.5  # in hours`` as the goal's "30-minute" where that is the one it equals.
+
+    The comment names the unit the number is in; the number alone may be none of the
+    goal's (0.5 for 30 minutes, GSM8K train 6849) or several of them (5 meters, 5 friends:
+    641). The line is written with the input's name, so no reading of the number is left.
+    """
+    lines, comments = code.splitlines(), _comments(code)
+    for node in tree.body:
+        text, alone = comments.get(node.lineno, ("", True))
+        assigned = _assigned_number(node)
+        if assigned is None or alone or not (unit := _comment_unit(text)):
+            continue
+        name, number = assigned
+        if len(found := _equal_to(number, unit, quantities)) == 1:
+            indent = lines[node.lineno - 1][: node.col_offset]
+            lines[node.lineno - 1] = f"{indent}{name} = {found[0]}  # {text}"
+    return "\n".join(lines) + "\n"
+
+
+def _equal_to(number: float, unit: str, quantities: Mapping[str, Any]) -> list[str]:
+    """The names of the quantities that `number` `unit` is."""
+    try:
+        written = quantity(number, parse_unit(unit, counts=False))
+    except StepgraphError:
+        return []
+    found = []
+    for name, value in quantities.items():
+        if not isinstance(value, pint.Quantity) or value.dimensionality != written.dimensionality:
+            continue
+        if math.isclose(value.to(written.units).magnitude, number, rel_tol=1e-9):
+            found.append(name)
+    return found
+
+
+def _percent_division(
+    use: ast.Name, parents: dict[ast.AST, ast.AST]
+) -> tuple[ast.BinOp, ast.expr] | None:
+    """The division by 100 that `use` is divided by at once, and what it becomes without it."""
+    parent = parents.get(use)
+    if _by_hundred(parent) and isinstance(parent, ast.BinOp) and parent.left is use:
+        return parent, use
+    grand = parents.get(parent) if parent is not None else None
+    if (
+        isinstance(parent, ast.BinOp)
+        and isinstance(parent.op, ast.Mult)
+        and _by_hundred(grand)
+        and isinstance(grand, ast.BinOp)
+        and grand.left is parent
+    ):
+        return grand, parent
+    return None
+
+
+def _by_hundred(node: ast.AST | None) -> bool:
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Div)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 100
+        and not isinstance(node.right.value, bool)
+    )
+
+
+def _statement_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.stmt | None:
+    while node in parents and not isinstance(node, ast.stmt):
+        node = parents[node]
+    return node if isinstance(node, ast.stmt) else None
+
+
+def _replace(old: ast.expr, new: ast.expr, parents: dict[ast.AST, ast.AST]) -> None:
+    """`old` replaced by `new` where its parent holds it."""
+    parent = parents[old]
+    for field, value in ast.iter_fields(parent):
+        if value is old:
+            setattr(parent, field, new)
+        elif isinstance(value, list):
+            setattr(parent, field, [new if item is old else item for item in value])
+    parents[new] = parent
 
 
 def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
