@@ -33,13 +33,9 @@ CASES = [
     for line in (Path(__file__).parent / "recorded_programs.jsonl").read_text().splitlines()
 ]
 PROGRAM_PROMPT = render("program.md")
-# accepted, and read as something else than Python's value: known, each with why
-UNFAITHFUL = {
-    "gsm8k-train-46#1": (
-        "'20 minutes a day', 'six days a week', 'four weeks' are read as durations, so their "
-        "product is in min·day·week (1,920 reported as 0.0272 week³)"
-    ),
-}
+# accepted, and read as something else than Python's value: known, each with why (none
+# today; 46#1 was until durations multiplied were read as counts of their periods)
+UNFAITHFUL: dict[str, str] = {}
 
 
 class ProgramAndWords(ScriptedLLM):

@@ -22,6 +22,7 @@ from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import static_outputs, validate_plan
 from stepgraph.model import Check, GroundedInput, StepGraph
 from stepgraph.planner._hand import undo_hand_conversions
+from stepgraph.planner._periods import count_periods
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.task import MAX_NESTING, declared_values
@@ -205,6 +206,7 @@ def parse_plan(
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
     values = {**declared, **(inputs or {})}
     stated = _stated(values, read or {})
+    plan = count_periods(plan, values, repairs, tools)
     plan = undo_hand_conversions(plan, values, stated, repairs, tools)
     graph = None
     try:

@@ -62,6 +62,13 @@ def unused_numbers(
     used = [n for step in plan.steps for n in literal_numbers(step.args)]
     used += [n for check in plan.checks for n in literal_numbers(check.expression)]
     referred = used_inputs(plan, checks)
+    # A declared constant a step uses is a literal there: `factor = 1.5  # 50% longer`
+    used += [
+        n
+        for name, c in plan.constants.items()
+        if name in referred
+        for n in literal_numbers(c.value)
+    ]
     values = [value for name, value in (inputs or {}).items() if name in referred]
     for name, item in plan.inputs.items():
         if name in referred:

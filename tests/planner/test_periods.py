@@ -1,0 +1,67 @@
+"""Durations multiplied together: the coarser ones are counts of their periods."""
+
+from stepgraph import Engine, Planner
+from stepgraph.model import Task
+from stepgraph.task import PreparedTask, resolve_inputs
+from stepgraph.testing import ScriptedLLM
+from stepgraph.tools import default_registry
+
+PRACTICE = (
+    "Carolyn practices the piano for 20 minutes a day and the violin for three times as long. "
+    "If she practice six days a week, how many minutes does she spend practicing in a month "
+    "with four weeks?"
+)
+PRACTICE_PLAN = """piano = day
+violin = three * piano
+week_minutes = (piano + violin) * week
+month_minutes = week_minutes * four
+answer = f"{month_minutes}"
+"""
+
+
+def _parsed(goal: str, lines: str):
+    planner = Planner(ScriptedLLM([]), syntax="lines", numbered_names=True)
+    task = PreparedTask(Task(name="p", goal=goal), default_registry(), {})
+    task.inputs = resolve_inputs(task.task)
+    return planner._grounded(lines, task, "lines")
+
+
+def _answer(goal: str, lines: str) -> str:
+    planner = Planner(ScriptedLLM([lines]), syntax="lines", numbered_names=True)
+    result = Engine(planner=planner).run(Task(name="p", goal=goal))
+    return result.answer
+
+
+def test_minutes_a_day_times_days_times_weeks_is_in_minutes():
+    """GSM8K train 46: 20 min a day, 6 days a week, 4 weeks; 20 · 4 · 6 · 4 = 1,920 minutes."""
+    parsed = _parsed(PRACTICE, PRACTICE_PLAN)
+    assert parsed.plan is not None, parsed.problems
+    assert any("counted as numbers of their periods" in repair for repair in parsed.repairs)
+    assert _answer(PRACTICE, PRACTICE_PLAN).replace(",", "").startswith("1920 min")
+
+
+def test_hours_times_stated_minutes_per_hour_is_in_minutes():
+    """GSM8K train 5053: "two hours ... each hour is sixty minutes long", 2 · 60 = 120 min."""
+    goal = (
+        "Every ten minutes during sunset, the sky changes to a new color. How many colors did "
+        "the sky turn over the two hours of a long summer sunset if each hour is sixty minutes "
+        "long?"
+    )
+    plan = 'total = long * long_b\nchanges = total // during\nanswer = f"{changes}"\n'
+    assert _answer(goal, plan) == "12"
+
+
+def test_a_rate_per_period_times_a_duration_still_converts():
+    """$100 a day for 2 weeks is $1,400: one time only, the units convert it."""
+    goal = "Sam earns $100 per day. How much does he earn in 2 weeks?"
+    parsed = _parsed(goal, 'pay = usd_100 * duration\nanswer = f"{pay}"\n')
+    assert parsed.plan is not None, parsed.problems
+    assert not any("periods" in repair for repair in parsed.repairs)
+    assert _answer(goal, 'pay = usd_100 * duration\nanswer = f"{pay}"\n') == "1,400 USD"
+
+
+def test_two_times_of_the_finest_unit_are_left_as_they_are():
+    """3 hours times 2 hours: which one would be a count, nothing says."""
+    goal = "A class lasts 3 hours and a lab lasts 2 hours. What is it?"
+    parsed = _parsed(goal, 'x = class_3 * lasts\nanswer = f"{x}"\n')
+    assert not any("periods" in repair for repair in parsed.repairs)
