@@ -101,3 +101,30 @@ def test_a_number_in_the_unit_its_comment_names_is_the_goal_s_quantity_in_anothe
     lines = _lines(goal, "drive = 3\nrest = 0.5  # in hours\nprint(drive + 2 * rest)\n")
     assert "rest = rest  # in hours" in lines  # the step named as the input it reads
     assert "rest = 0.5" in _lines(goal, "drive = 3\nrest = 0.5  # in days\nprint(drive + rest)\n")
+
+
+SOAP = (
+    "Maria buys a large bar of French soap that lasts her for 2 months.  She spends $8.00 per "
+    "bar of soap.  If she wants to stock up for the entire year, how much will she spend on "
+    "soap?"
+)
+SOAP_PROGRAM = """```python
+months_per_bar = 2
+cost_per_bar = 8.00
+months_in_year = 12
+bars_needed = months_in_year / months_per_bar
+print(bars_needed * cost_per_bar)
+```"""
+
+
+def test_a_number_its_name_says_is_a_calendar_fact_is_that_period_s_length(tmp_path):
+    """Train 4180: `months_in_year = 12` (no comment) was refused as a number not stated."""
+    lines = _lines(SOAP, SOAP_PROGRAM.strip("`python\n"))
+    assert 'months_in_year = "12 month"  # a year has 12 months' in lines
+    _verified(SOAP, 48, SOAP_PROGRAM, "12 / 2 = 6 bars; 6 * 8 = 48.\nANSWER: 48", tmp_path)
+
+
+@pytest.mark.parametrize("line", ["months_in_year = 10", "days_in_year = 12", "months = 12"])
+def test_a_name_that_states_no_calendar_fact_exactly_declares_nothing(line):
+    lines = _lines(SOAP, f"months_per_bar = 2\n{line}\nprint({line.split()[0]} / months_per_bar)\n")
+    assert f"{line}\n" in lines

@@ -29,6 +29,7 @@ from stepgraph.planner._prompt import render
 from stepgraph.planner._worked import is_print, printed_value
 from stepgraph.units import parse_unit, quantity
 from stepgraph.verifiers._everyday import is_everyday
+from stepgraph.verifiers._grounding import CALENDAR
 
 # Tries of the program: greedy, then one sample more widely (`_client._sampling`).
 PROGRAM_TRIES = 2
@@ -365,6 +366,11 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
             declared = above and above_alone and not _speaks_of_units(above)
             if _unstated(node.value, numbers) and not text and declared:
                 lines[node.lineno - 1] += f"  # {above}"
+            elif _unstated(node.value, numbers) and not text and (fact := _calendar_name(node)):
+                # the larger period's length in the smaller unit: `year / (2 month)` is 6
+                length, why = fact
+                indent = lines[node.lineno - 1][: node.col_offset]
+                lines[node.lineno - 1] = f'{indent}{target} = "{length}"  # {why}'
             continue
         unstated = {
             float(n.value)
@@ -389,6 +395,33 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
         hoisted = f"{indent}{name} = {number:g}  # {text}"
         lines[node.lineno - 1 : node.lineno] = [hoisted, statement]
     return "\n".join(lines) + "\n"
+
+
+_PERIODS = r"(?P<{}>second|minute|hour|day|week|month|year)s?"
+# `months_in_year = 12`, `days_per_week = 7`: the name says which calendar fact the number is
+_CALENDAR_NAME = re.compile(
+    rf"(?:\w+_)?{_PERIODS.format('small')}_(?:in|per)_(?:a_|one_|each_)?{_PERIODS.format('large')}"
+)
+
+
+def _calendar_name(node: ast.Assign) -> tuple[str, str] | None:
+    """``months_in_year = 12`` as the year's length, "12 month", and why it is needed.
+
+    Only where the name states that calendar fact exactly (GSM8K train 4180, refused for
+    an unstated 12); as a length, it divides the goal's "2 months" into a count.
+    """
+    match = (
+        _CALENDAR_NAME.fullmatch(node.targets[0].id)
+        if isinstance(node.targets[0], ast.Name)
+        else None
+    )
+    value = node.value.value if isinstance(node.value, ast.Constant) else None
+    if match is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    small, large = match.group("small"), match.group("large")
+    if CALENDAR.get(float(value)) != (small, large):
+        return None
+    return f"{value:g} {small}", f"a {large} has {value:g} {small}s"
 
 
 class _Named(ast.NodeTransformer):

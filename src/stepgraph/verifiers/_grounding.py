@@ -72,7 +72,7 @@ _CONVERSION_FACTORS = {
 }
 # Calendar facts people never state ("twice a week ... in a year": 52), each with the two
 # units its words must both name.
-_CALENDAR = {
+CALENDAR = {
     7.0: ("day", "week"),
     12.0: ("month", "year"),
     24.0: ("hour", "day"),
@@ -282,7 +282,7 @@ def _calendar_factors(plan: StepGraph, goal: str) -> list[float]:
     if any("[time]" in kind for kind in kinds):
         return []
     words = {_singular(word) for word in re.findall(r"[a-z]+", goal.casefold())}
-    return [factor for factor, units in _CALENDAR.items() if set(units) <= words]
+    return [factor for factor, units in CALENDAR.items() if set(units) <= words]
 
 
 def _kind_of(value: Any) -> str:
