@@ -128,3 +128,33 @@ def test_a_number_its_name_says_is_a_calendar_fact_is_that_period_s_length(tmp_p
 def test_a_name_that_states_no_calendar_fact_exactly_declares_nothing(line):
     lines = _lines(SOAP, f"months_per_bar = 2\n{line}\nprint({line.split()[0]} / months_per_bar)\n")
     assert f"{line}\n" in lines
+
+
+SLEEP = (
+    "A cougar is sleeping for 4 hours at night, and a zebra for 2 hours more. How much time do "
+    "both animals sleep in one week?"
+)
+
+
+def test_a_per_night_value_times_7_named_per_week_counts_the_nights(tmp_path):
+    """Train 4791: the 7 was refused as a hand conversion; the names say nights in a week."""
+    code = (
+        "cougar = 4\nzebra = cougar + 2\nper_night = cougar + zebra\n"
+        "per_week = per_night * 7\nprint(per_week)\n"
+    )
+    assert "per_week_factor = 7  # a week has 7 days" in _lines(SLEEP, code)
+    program = f"```python\n{code}```"
+    _verified(SLEEP, 70, program, "4 + 6 = 10 hours a night; 10 * 7 = 70.\nANSWER: 70", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "per_week = per_night * 5",  # 5 is no calendar fact of a week
+        "per_month = per_night * 7",  # a month has no 7 nights
+        "total = per_night * 7",  # the name says nothing of a week
+    ],
+)
+def test_a_calendar_number_the_names_do_not_explain_stays_refused(line):
+    code = f"cougar = 4\nzebra = cougar + 2\nper_night = cougar + zebra\n{line}\nprint(1)\n"
+    assert f"{line}\n" in _lines(SLEEP, code)

@@ -385,14 +385,18 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
             indent = lines[node.lineno - 1][: node.col_offset]
             lines[node.lineno - 1] = f'{indent}{target}: "{unit}" = {ast.unparse(node.value)}'
             continue
-        if len(unstated) != 1 or not text or alone or _speaks_of_units(text):
-            continue  # one comment says why of one number; units convert by themselves
+        if len(unstated) != 1:
+            continue  # one comment says why of one number
         (number,) = unstated
+        said = bool(text) and not alone and not _speaks_of_units(text)  # units convert alone
+        why = text if said else (_calendar_rate(target, node.value, number) or "")
+        if not why:
+            continue
         name = f"{target}_factor"
         value = _Named(number, name).visit(node.value)
         indent = lines[node.lineno - 1][: node.col_offset]
-        statement = f"{indent}{target} = {ast.unparse(value)}  # {text}"
-        hoisted = f"{indent}{name} = {number:g}  # {text}"
+        statement = f"{indent}{target} = {ast.unparse(value)}" + (f"  # {text}" if said else "")
+        hoisted = f"{indent}{name} = {number:g}  # {why}"
         lines[node.lineno - 1 : node.lineno] = [hoisted, statement]
     return "\n".join(lines) + "\n"
 
@@ -422,6 +426,27 @@ def _calendar_name(node: ast.Assign) -> tuple[str, str] | None:
     if CALENDAR.get(float(value)) != (small, large):
         return None
     return f"{value:g} {small}", f"a {large} has {value:g} {small}s"
+
+
+def _calendar_rate(target: str, value: ast.expr, number: float) -> str | None:
+    """Why ``per_week = per_night * 7`` needs its 7: the names say per what, if exactly.
+
+    GSM8K train 4791 ("4 hours at night ... in one week") was refused for the 7 as a
+    conversion done by hand; it counts the nights of a week, which no unit converts.
+    """
+    small, large = CALENDAR.get(number, ("", ""))
+    operands = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+    smaller = (small, "night") if small == "day" else (small,)
+    if not large or not _says(target, (large,)) or not any(_says(o, smaller) for o in operands):
+        return None
+    return f"a {large} has {number:g} {small}s"
+
+
+def _says(name: str, periods: tuple[str, ...]) -> bool:
+    """Whether a name's words say one of `periods` (``per_night``, ``weekly``, ``days``)."""
+    words = {word.removesuffix("ly").removesuffix("s") for word in name.casefold().split("_")}
+    words |= {"day"} if "dai" in words else set()  # "daily"
+    return any(period in words for period in periods)
 
 
 class _Named(ast.NodeTransformer):
