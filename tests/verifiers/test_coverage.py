@@ -96,3 +96,16 @@ def test_an_ordinal_or_a_time_of_day_is_not_asked_for_but_every_nth_is():
     assert [(n.text, n.required) for n in goal_numbers(goal)] == [
         ("8", True), ("6", False), ("4", False), ("4", False), ("3", False), ("3", True),
     ]  # fmt: skip
+
+
+def test_cutting_into_equal_parts_states_their_number_but_does_not_require_it():
+    """GSM8K train 2433: "cuts it into fifths", then `/ 5`, was refused as a number unstated."""
+    from stepgraph.verifiers._numbers import word_numbers
+
+    found = [(n.text, n.value, n.required) for n in word_numbers("He cuts it into fifths.")]
+    assert found == [("into fifths", 5, False)]
+    assert [n.value for n in word_numbers("cut in halves, then into equal thirds")] == [2, 3]
+    assert word_numbers("the fifths of May") == []  # no cutting: no number
+    goal = "He has 100 feet of rope and cuts it into fifths. How long is each piece?"
+    verdict = goal_coverage(goal, _plan("100 ft / 5"))
+    assert verdict is not None and verdict.passed, verdict.description

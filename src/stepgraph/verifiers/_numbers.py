@@ -91,6 +91,12 @@ _FRACTION_BODY = (
     r"(?P<plural>s?)"
 )
 _FRACTION_PARTS = re.compile(_FRACTION_BODY, re.IGNORECASE)
+_EQUAL_PARTS = re.compile(
+    r"\b(?:in|into)\s+(?:equal\s+)?(?P<parts>halves|"
+    + "|".join(f"{word}s" for word in _DENOMINATORS)
+    + r")\b",
+    re.IGNORECASE,
+)
 _FRACTION_WORD = re.compile(
     _FRACTION_BODY + r"(?=\s+(?:of|more|less|fewer|as|off)\b|\s*[.,;:?!]|\s*$)", re.IGNORECASE
 )
@@ -290,6 +296,16 @@ def word_numbers(text: str) -> list[GoalNumber]:
             accepted.append(1 - value)
         found.append(GoalNumber(match.group(0), value, match.end(), accepted=accepted))
         spans.append(match.span())
+    for match in _EQUAL_PARTS.finditer(text):
+        # "cuts it into fifths": 5 parts, each 1/5 (GSM8K train 2433: `/ 5` refused as a
+        # number not stated); a story may cut so and use nothing of it, so it is not required
+        word = match.group("parts").casefold()
+        count = 2 if word == "halves" else _DENOMINATORS[word.removesuffix("s")]
+        found.append(
+            GoalNumber(
+                match.group(0), count, match.end(), accepted=[count, 1 / count], required=False
+            )
+        )
     for match in _NUMBER_WORD.finditer(text):
         if any(start <= match.start() < end for start, end in spans):
             continue  # the "two" of "two thirds"
