@@ -621,3 +621,23 @@ def test_a_program_s_share_of_a_percentage_in_words_is_grounded():
     goal = "Maximoff's bill is $60 per month. It increased by thirty percent. What is it now?"
     result = _lines_run(goal, 'increase = 60 * 0.30\nbill = 60 + increase\nanswer = f"{bill}"')
     assert result.values["bill"].magnitude == pytest.approx(78)
+
+
+@pytest.mark.parametrize(
+    ("goal", "read"),
+    [
+        ("It takes 2 and a half hours.", {"duration": "2.5 h"}),
+        ("She walked two and a half miles.", {"distance": "2.5 mi"}),
+        # GSM8K train 1502: "two" and "half" were two numbers, and 2.5 * 12 refused
+        (
+            "Dani brings two and half dozen cupcakes.",
+            {"two_and_half_2_5": "2.5", "cupcakes_12": "12"},
+        ),
+        ("It uses 1 and 1/4 of a cup of lemonade.", {"cup_1_25": "1.25"}),
+        ("He bought 2 apples and half a melon.", {"apples_2": "2", "melon_0_5": "0.5"}),
+    ],
+)
+def test_a_whole_number_and_a_half_is_one_number(goal, read):
+    assert {
+        name: str(item.value) for name, item in read_inputs(goal, numbered=True).items()
+    } == read

@@ -211,7 +211,7 @@ def _numbered(name: str, written: str, value: float, unit: pint.Unit | None) -> 
     if written.isalpha() and name == written.casefold():  # "four": the word is the number
         return name
     digits = f"{value:.12g}".replace(".", "_").replace("-", "minus_")
-    if "/" in written:  # "3/5": its value 0.6 is named as the goal writes it
+    if "/" in written and " " not in written:  # "3/5": its value 0.6 named as written
         digits = written.replace("/", "_over_")
     if (parts := worded_fraction(written)) is not None:  # "two-thirds" as 2/3 is
         digits = "{}_over_{}".format(*parts)

@@ -182,6 +182,9 @@ def goal_numbers(text: str) -> list[GoalNumber]:
     """
     found: list[GoalNumber] = []
     ranges = []
+    for match in _MIXED.finditer(text):
+        found.append(_mixed(match))
+        ranges.append(match.span())
     for match in _CLOCK_RANGE.finditer(text):
         start = int(match.group(1)) + int(match.group(2)) / 60
         end = int(match.group(3)) + int(match.group(4)) / 60
@@ -189,6 +192,8 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         found.append(GoalNumber(match.group(0), hours, match.end(), False, hours, [hours]))
         ranges.append(match.span())
     for match in _FRACTION.finditer(text):
+        if any(start <= match.start() < end for start, end in ranges):
+            continue
         if (fraction := _fraction(text, match)) is not None:
             found.append(fraction)
             ranges.append(match.span())
@@ -266,6 +271,24 @@ _EVERY_BEFORE = re.compile(r"\bevery\s+$", re.IGNORECASE)
 _TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?\s?m\b\.?|o'clock)", re.IGNORECASE)
 
 
+# "two and a half hours", "1 and 1/4 cups", "2 and half dozen": one number, 2.5 (GSM8K train
+# 1502, 623: read as 2 and a half hour apart, "1" and "1/4" of a cup apart)
+_PARTS = {"half": 0.5, "quarter": 0.25, "third": 1 / 3, "1/2": 0.5, "1/4": 0.25, "3/4": 0.75}
+_MIXED = re.compile(
+    rf"\b(?P<whole>\d+|{_UNITS}|ten|eleven|twelve)\s+and\s+(?:a\s+|one\s+)?"
+    r"(?P<part>half|quarter|third|1/2|1/4|3/4)(?![\w/])",
+    re.IGNORECASE,
+)
+
+
+def _mixed(match: re.Match[str]) -> GoalNumber:
+    whole = match.group("whole").casefold()
+    value = (float(whole) if whole.isdigit() else _WORD_VALUES.get(whole, (1,))[0]) + _PARTS[
+        match.group("part").casefold()
+    ]
+    return GoalNumber(match.group(0), value, match.end(), accepted=[value])
+
+
 def _fraction(text: str, match: re.Match[str]) -> GoalNumber | None:
     numerator, denominator = int(match.group(1)), int(match.group(2))
     if denominator == 0 or match.group(0) == "24/7":
@@ -285,8 +308,11 @@ def word_numbers(text: str) -> list[GoalNumber]:
     "Three classes have 28, 31 and 26 pupils"). "half" or
     "quarter" after an ordinal or "that", "each", "per" names a period and is no number.
     """
-    found, spans = [], []
+    found: list[GoalNumber] = []
+    spans = [match.span() for match in _MIXED.finditer(text)]  # goal_numbers' own
     for match in _FRACTION_WORD.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
         if (parts := worded_fraction(match.group(0))) is None:
             continue
         numerator, denominator = parts
