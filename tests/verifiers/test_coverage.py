@@ -109,3 +109,15 @@ def test_cutting_into_equal_parts_states_their_number_but_does_not_require_it():
     goal = "He has 100 feet of rope and cuts it into fifths. How long is each piece?"
     verdict = goal_coverage(goal, _plan("100 ft / 5"))
     assert verdict is not None and verdict.passed, verdict.description
+
+
+def test_a_count_of_things_named_after_a_colon_is_not_required():
+    """GSM8K train 4897: "3 different colors: orange, green, and blue" counts what it names."""
+    from stepgraph.verifiers._numbers import goal_numbers, word_numbers
+
+    def required(goal: str) -> list[tuple[str, bool]]:
+        return [(n.text, n.required) for n in [*goal_numbers(goal), *word_numbers(goal)]]
+
+    assert required("Fish in 3 different colors: orange, green, and blue.") == [("3", False)]
+    assert required("There are 4 rooms: the hall, the den and the attic.") == [("4", True)]
+    assert required("He bought 3 apples: 2 were red.") == [("3", True), ("2", True)]

@@ -222,7 +222,9 @@ def goal_numbers(text: str) -> list[GoalNumber]:
                     number,
                     match.end(),
                     accepted=[number],
-                    required=not (ordinal or when or label),
+                    required=not (
+                        ordinal or when or label or _counts_a_list(text, match.end(), number)
+                    ),
                     label=label,
                 )
             )
@@ -367,6 +369,10 @@ _LIST = re.compile(rf"{_AMOUNT}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_AMOUNT})+")
 _ONE_THE_OTHER = re.compile(r"\bone\b[^.?!]*?\d[^.?!]*?\bthe other\b[^.?!]*?\d", re.IGNORECASE)
 
 
+# A count, a few words, a colon and the things counted, named (GSM8K train 4897)
+_NAMED_LIST = re.compile(r"(?:\s+[\w-]+){1,3}\s*:\s*(?P<items>[A-Za-z][\w\s,'-]*?)\s*(?:[.;:?!]|$)")
+
+
 def _counts_a_list(text: str, end: int, count: float) -> bool:
     """Whether a number word counts the amounts its sentence then lists, one by one.
 
@@ -378,6 +384,8 @@ def _counts_a_list(text: str, end: int, count: float) -> bool:
     sentence = re.split(r"(?<=[.?!])\s", text[end:], maxsplit=1)[0]
     if count == 2 and _ONE_THE_OTHER.search(sentence):
         return True
+    if named := _NAMED_LIST.match(sentence):  # "3 different colors: orange, green, and blue"
+        return len(re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", named.group("items"))) == count
     listed = _LIST.search(sentence)
     return listed is not None and len(re.findall(_AMOUNT, listed.group(0))) == count
 
