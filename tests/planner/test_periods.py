@@ -65,3 +65,12 @@ def test_two_times_of_the_finest_unit_are_left_as_they_are():
     goal = "A class lasts 3 hours and a lab lasts 2 hours. What is it?"
     parsed = _parsed(goal, 'x = class_3 * lasts\nanswer = f"{x}"\n')
     assert not any("periods" in repair for repair in parsed.repairs)
+
+
+def test_a_sum_of_money_times_weeks_counts_the_weeks():
+    """GSM8K train 5781: $13 a visit "over 4 weeks" was 52 USD·week; the weeks count visits."""
+    goal = "Candice spends $13 at the bakery each visit. How much does she spend over 4 weeks?"
+    plan = 'total = usd_13 * duration\nanswer = f"{total}"\n'
+    assert _answer(goal, plan) == "52 USD"
+    goal = "3 workers work for 8 hours. How many hours of work is that?"
+    assert _answer(goal, 'total = workers_3 * duration\nanswer = f"{total}"\n') == "24 h"

@@ -49,8 +49,8 @@ def _lines(goal: str, code: str) -> str:
     """The plan lines a program is read as, with the goal's numbers as the planner reads them."""
     planner = Planner(ScriptedLLM([]), syntax="lines", numbered_names=True)
     read = planner._read(_task(goal))
-    numbers = list(_numbers_of(read).values())
-    return program_lines(f"```python\n{code}```", numbers, _read_values(read))
+    numbers, quotes = list(_numbers_of(read).values()), {n: i.quote for n, i in read.items()}
+    return program_lines(f"```python\n{code}```", numbers, _read_values(read), quotes)
 
 
 def _verified(goal: str, expect: float, program: str, words: str, tmp_path) -> None:
@@ -158,3 +158,29 @@ def test_a_per_night_value_times_7_named_per_week_counts_the_nights(tmp_path):
 def test_a_calendar_number_the_names_do_not_explain_stays_refused(line):
     code = f"cougar = 4\nzebra = cougar + 2\nper_night = cougar + zebra\n{line}\nprint(1)\n"
     assert f"{line}\n" in _lines(SLEEP, code)
+
+
+SNACKS = (
+    "Alexander is going food shopping. If he buys 5 apples for $1 each and 2 oranges for $2 "
+    "each, how much does he spend?"
+)
+SNACKS_PROGRAM = """```python
+apples = 5
+price_apple = 1
+oranges = 2
+price_orange = 2
+print(apples * price_apple + oranges * price_orange)
+```"""
+
+
+def test_a_number_of_two_inputs_is_the_one_the_variable_s_name_says(tmp_path):
+    """Train 2400: "2 oranges" and "$2 each"; `price_orange = 2` was a plain 2, refused."""
+    lines = _lines(SNACKS, SNACKS_PROGRAM.strip("`python\n"))
+    assert "price_orange = usd_2\n" in lines  # a name of money: the sum of money
+    assert "oranges = oranges_2\n" in lines  # the quote's own word
+    _verified(SNACKS, 9, SNACKS_PROGRAM, "5 * 1 + 2 * 2 = 9.\nANSWER: 9", tmp_path)
+
+
+def test_a_name_that_says_neither_leaves_the_number_unbound():
+    lines = _lines(SNACKS, "x = 2\ny = 5\nprint(x * y)\n")
+    assert "x = 2\n" in lines

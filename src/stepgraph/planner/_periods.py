@@ -1,4 +1,4 @@
-"""A time multiplied by a time: all but the finest are counts of their periods.
+"""A time multiplied by a time or a measure: a count of its periods.
 
 "20 minutes a day, six days a week, for four weeks" is read as three durations; a plan
 that multiplies them (as a person would: 20 × 6 × 4 = 480 minutes) gets min·day·week, a
@@ -6,7 +6,10 @@ unit no answer is in (GSM8K train 46 reported 1,920 as 0.0272 week³; 2853's "4 
 episodes" and 5053's "two hours ... sixty minutes" were refused for time²). No quantity
 of a GSM8K goal is a time squared: where a product's times multiply into one, each
 coarser time is the number of its periods (6 days: 6), and the finest keeps its unit.
-Only where one time is strictly the finest; anything else is left for the checks.
+Only where one time is strictly the finest; anything else is left for the checks. A
+time that multiplies a sum of money or a measure with no time in it is a count too ("$13
+each visit ... over 4 weeks" is 52 USD, not 52 USD·week); a plain number times a time (3
+workers for 8 hours) stays a time, and a rate times a time converts.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def count_periods(
             counted, text = rewritten
             repairs.append(
                 f"step '{step.id}': {', '.join(counted)} counted as numbers of their periods; "
-                "a time times a time is no quantity"
+                "a time times a time, or a sum of money or a measure times a time, is no "
+                "quantity"
             )
             steps = list(plan.steps)
             steps[at] = step.model_copy(update={"args": {**step.args, "expression": text}})
@@ -82,11 +86,16 @@ def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str]
     counted: list[ast.expr] = []
     for product in _products(tree):
         times = [(factor, unit) for factor in product if (unit := _time(factor, prototypes))]
-        if len(times) < 2:
+        if len(times) == 1 and _timeless_measure(
+            [f for f in product if f is not times[0][0]], prototypes
+        ):
+            finest = 0.0  # "$15 a visit ... over 4 weeks": the weeks count visits
+        elif len(times) >= 2:
+            finest = min(_seconds(unit) for _, unit in times)
+            if sum(_seconds(unit) == finest for _, unit in times) > 1:
+                continue  # two times of the finest unit: which one is counted, nothing says
+        else:
             continue
-        finest = min(_seconds(unit) for _, unit in times)
-        if sum(_seconds(unit) == finest for _, unit in times) > 1:
-            continue  # two times of the finest unit: which one is counted, nothing says
         for factor, unit in times:
             if _seconds(unit) != finest:
                 divisor = f"__period{len(divisors)}"
@@ -113,6 +122,23 @@ def _time(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
         return None
     is_time = isinstance(value, pint.Quantity) and str(value.dimensionality) == _TIME
     return value.units if is_time else None
+
+
+def _timeless_measure(factors: list[ast.expr], prototypes: Mapping[str, Any]) -> bool:
+    """Whether `factors` multiply into a measure with no time in it (money, litres, km).
+
+    Such a measure times a time (USD·week, l·d) is no quantity anyone asks for; a plain
+    number times a time (3 workers for 8 hours: 24 h) and a rate times a time are.
+    """
+    product: Any = 1
+    try:
+        for factor in factors:
+            product = product * _evaluate(factor, prototypes)
+    except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
+        return False
+    if not isinstance(product, pint.Quantity) or product.dimensionless:
+        return False
+    return "[time]" not in product.dimensionality
 
 
 def _evaluate(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:

@@ -612,10 +612,13 @@ class Planner:
         messages = program_messages(task.task.goal)
         read = self._read(task)
         numbers, quantities = list(_numbers_of(read).values()), _read_values(read)
+        quotes = {name: item.quote for name, item in read.items()}
         problems: list[PlanProblem] = []
         for attempt in range(1, tries + 1):
             reply = self._ask(messages, "program", attempt, None, journal, wider=wider)
-            parsed = self._grounded(program_lines(reply.text, numbers, quantities), task, "lines")
+            parsed = self._grounded(
+                program_lines(reply.text, numbers, quantities, quotes), task, "lines"
+            )
             if parsed.plan is not None:
                 return _accepted(parsed, "program", attempt, journal)
             problems = list({str(p): p for p in parsed.problems}.values())

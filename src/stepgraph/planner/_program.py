@@ -61,14 +61,18 @@ def program_messages(goal: str) -> list[Message]:
 
 
 def program_lines(
-    text: str, numbers: Collection[float] = (), quantities: Mapping[str, Any] | None = None
+    text: str,
+    numbers: Collection[float] = (),
+    quantities: Mapping[str, Any] | None = None,
+    quotes: Mapping[str, str] | None = None,
 ) -> str:
     """The model's program as plan lines; a program Python cannot read is left as it is.
 
     `numbers` are the goal's read numbers: ``eggs = 16  # eggs laid`` names the goal's 16,
     so its comment goes (a commented literal is a constant the goal does not state, in
     lines). `quantities` are the read inputs' values by name, for a literal whose comment
-    names its unit. The lines reader reports what it cannot read, naming the line.
+    names its unit, and `quotes` their quotes, for a literal that is the number of several
+    (named for one). The lines reader reports what it cannot read, naming the line.
     """
     blocks = [
         match.group("code")
@@ -85,6 +89,7 @@ def program_lines(
     code = _rounded_up(code, tree)
     code = _percent_names(code, ast.parse(code), numbers)
     code = _unit_commented(code, ast.parse(code), quantities or {})
+    code = _named_for(code, ast.parse(code), quantities or {}, quotes or {})
     code = _declared(code, ast.parse(code), numbers)
     tree = ast.parse(code)
     lines = code.splitlines()
@@ -278,6 +283,62 @@ def _unit_commented(code: str, tree: ast.Module, quantities: Mapping[str, Any]) 
     return "\n".join(lines) + "\n"
 
 
+def _named_for(
+    code: str, tree: ast.Module, quantities: Mapping[str, Any], quotes: Mapping[str, str]
+) -> str:
+    """``price_per_sandwich = 3`` as the goal's "$3" where "3 sandwiches" is a 3 too.
+
+    A literal that is the number of several read inputs is bound to none of them (GSM8K
+    train 6048, 2400, 5781: "3 sandwiches at $3 each", and the money refused as a plain 3).
+    The variable's name says which: its words before any "per" shared with one input's
+    quote ("sandwiches"), or a word of money for the one input in money ("price", "cost").
+    """
+    lines = code.splitlines()
+    for node in tree.body:
+        assigned = _assigned_number(node)
+        if assigned is None:
+            continue
+        name, number = assigned
+        equal = [n for n, value in quantities.items() if _magnitude(value) == number]
+        if len(equal) < 2:
+            continue
+        words = _words(name.split("_per_")[0].replace("_", " "))
+        scores = {n: _score(words, quotes.get(n, ""), quantities[n]) for n in equal}
+        best = max(scores.values())
+        if best and list(scores.values()).count(best) == 1:
+            found = next(n for n, score in scores.items() if score == best)
+            indent = lines[node.lineno - 1][: node.col_offset]
+            lines[node.lineno - 1] = f"{indent}{name} = {found}"
+    return "\n".join(lines) + "\n"
+
+
+_MONEY_WORDS = {
+    "price", "cost", "dollar", "usd", "money", "pay", "paid", "spend", "spent", "fee", "earn",
+    "earning", "wage", "salary", "fare", "charge", "bill", "budget", "rent", "tip",
+}  # fmt: skip
+
+
+def _words(text: str) -> set[str]:
+    return {word.removesuffix("s") for word in re.findall(r"[a-z]+", text.casefold())}
+
+
+def _score(words: set[str], quote: str, value: Any) -> int:
+    """How well a name's words name an input: each word of its quote, and money twice over.
+
+    `price_orange = 2` beside "2 oranges" and "$2 each" is the price: a name that speaks of
+    money names the sum of money before the thing it buys.
+    """
+    units = getattr(value, "dimensionality", {})
+    money = bool(units) and all(str(kind).startswith("[currency_") for kind in units)
+    return len(words & _words(quote)) + (2 if money and words & _MONEY_WORDS else 0)
+
+
+def _magnitude(value: Any) -> float | None:
+    magnitude = getattr(value, "magnitude", value)
+    is_number = isinstance(magnitude, int | float) and not isinstance(magnitude, bool)
+    return float(magnitude) if is_number else None
+
+
 def _equal_to(number: float, unit: str, quantities: Mapping[str, Any]) -> list[str]:
     """The names of the quantities that `number` `unit` is."""
     try:
@@ -364,13 +425,13 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
         above, above_alone = comments.get(node.lineno - 1, ("", False))
         if isinstance(node.value, ast.Constant):
             declared = above and above_alone and not _speaks_of_units(above)
-            if _unstated(node.value, numbers) and not text and declared:
-                lines[node.lineno - 1] += f"  # {above}"
-            elif _unstated(node.value, numbers) and not text and (fact := _calendar_name(node)):
+            if _unstated(node.value, numbers) and (fact := _calendar_name(node)):
                 # the larger period's length in the smaller unit: `year / (2 month)` is 6
                 length, why = fact
                 indent = lines[node.lineno - 1][: node.col_offset]
-                lines[node.lineno - 1] = f'{indent}{target} = "{length}"  # {why}'
+                lines[node.lineno - 1] = f'{indent}{target} = "{length}"  # {text or why}'
+            elif _unstated(node.value, numbers) and not text and declared:
+                lines[node.lineno - 1] += f"  # {above}"
             continue
         unstated = {
             float(n.value)
