@@ -315,8 +315,18 @@ def test_program_only_samples_another_program_where_one_is_refused_and_asks_no_p
 
 def test_program_only_with_no_valid_program_ends_without_a_plan_request(tmp_path):
     outcome, model = _only([LOOP, LOOP, LOOP], tmp_path)
-    assert not outcome.verified and "3 attempts" in (outcome.error or ""), outcome
-    assert len(model.requests) == 3 and not outcome.verified_wrong
+    assert not outcome.verified and "2 attempts" in (outcome.error or ""), outcome
+    assert len(model.requests) == 2 and not outcome.verified_wrong  # greedy, one sample
+
+
+def test_more_program_tries_are_asked_for_journaled_and_replayed(tmp_path):
+    """`STEPGRAPH_PROGRAM_TRIES=3`: a third program; the record says so, and replays it."""
+    outcome, model = _only([LOOP, LOOP, FUNCTION, WORKED], tmp_path, program_tries=3)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert model.attempts[:3] == [1, 2, 3]
+    [start] = read_journal(tmp_path / "r.jsonl").of_kind("run.start")
+    assert start.config.program_tries == 3
+    assert replay(tmp_path / "r.jsonl").identical
 
 
 def test_program_only_holds_a_fresh_program_to_the_same_words_after_they_disagree(tmp_path):

@@ -160,6 +160,7 @@ class ModelOptions:
             "program_first": shape.program_first,
             "program_only": shape.program_only,
             "second_words": shape.second_words,
+            "program_tries": shape.program_tries,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)

@@ -51,6 +51,9 @@ from stepgraph.task import PreparedTask, plugins_outside
 from stepgraph.tools import Tool, as_spec, recorded_tools
 from stepgraph.values import decode_value
 
+# Records written before programs only asked two programs (the config names no count)
+_OLDER_PROGRAM_TRIES = 3
+
 
 @dataclass
 class ReplayReport:
@@ -480,6 +483,7 @@ def _run_again(
             program_first=bool(recording.start.config.program_first),
             program_only=recording.start.config.program_only or False,
             second_words=bool(recording.start.config.second_words),
+            program_tries=recording.start.config.program_tries or _OLDER_PROGRAM_TRIES,
         )
         if texts
         else None,

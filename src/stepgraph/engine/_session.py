@@ -219,6 +219,7 @@ class RunSession:
                     program_first=getattr(planner, "program_first", None),
                     program_only=getattr(planner, "program_only", None),
                     second_words=getattr(planner, "second_words", None),
+                    program_tries=getattr(planner, "program_tries", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

@@ -71,6 +71,11 @@ class RecordedConfig(BaseModel):
     second_words: bool | None = Field(
         None, description="Whether disagreeing words were asked for once more."
     )
+    program_tries: int | None = Field(
+        None,
+        description="How many programs a goal got with programs only (absent: older "
+        "records, which asked up to three).",
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

@@ -129,6 +129,13 @@ class PlannerSettings(BaseSettings):
         description="Ask first for a short Python program, read as a plan in lines (never "
         "executed as Python); only where it is no valid plan is a plan asked for.",
     )
+    program_tries: int = Field(
+        PROGRAM_ONLY_TRIES,
+        ge=1,
+        le=5,
+        description="Programs only: how many programs a goal gets, the first greedy and "
+        "the others sampled more widely (a third verified none of 97 GSM8K train questions).",
+    )
     second_words: bool = Field(
         False,
         description="When the worked answer disagrees with a plan that passed its own "
@@ -137,8 +144,8 @@ class PlannerSettings(BaseSettings):
     )
     program_only: ProgramOnly = Field(
         False,
-        description="Programs and no plan: up to three programs (the first greedy, the "
-        "others sampled more widely) and, where none is valid, no plan; a fresh attempt "
+        description="Programs and no plan: up to two programs (the first greedy, the "
+        "other sampled more widely) and, where none is valid, no plan; a fresh attempt "
         "(fresh retries, afresh on disagreement) is a fresh program. auto: only for a goal "
         "whose answer the words check (counts and money) and whose tools are arithmetic; "
         "where units convert or other tools are needed, the program first, then plans.",
@@ -185,8 +192,11 @@ class Planner:
         program_first: bool = False,
         program_only: ProgramOnly = False,
         second_words: bool = False,
+        program_tries: int = PROGRAM_ONLY_TRIES,
     ) -> None:
         self.client = client
+        # Programs only: how many a goal gets (greedy, then samples), journaled for replay.
+        self.program_tries = program_tries
         self._draws = Draws()
         # The words disagreed: asked once more, sampled, so that one misreading in words
         # does not outweigh a program and a second reading that agree.
@@ -323,10 +333,10 @@ class Planner:
 
         With `program_first`, the model's program is asked for once before any plan, and a
         plan only where the program is no valid plan; with `program_only`, programs only
-        (up to three), and no plan.
+        (up to two), and no plan.
         """
         if self.programs_only(task):
-            return self.program_checked(task, journal, tries=PROGRAM_ONLY_TRIES)
+            return self.program_checked(task, journal, tries=self.program_tries)
         if (self.program_first or self.program_only == "auto") and watch is None:
             try:
                 return self.program_checked(task, journal, tries=1)
@@ -462,7 +472,7 @@ class Planner:
         `examples` the first request showed.
         """
         if self.retry_with == "fresh" and self.programs_only(task):
-            return self.program_checked(task, journal, tries=PROGRAM_ONLY_TRIES, wider=1)
+            return self.program_checked(task, journal, tries=self.program_tries, wider=1)
         if self.retry_with == "fresh":
             messages = self._goal_with(task, "fresh.md", examples)
             return self._converse(messages, "repair", task, journal, wider=1)
