@@ -656,3 +656,15 @@ def test_dividing_by_two_is_no_share_of_money():
     [each] = [step for step in parsed.plan.steps if step.id == "each"]
     assert "usd" not in each.args["expression"], each.args
     assert each.args["expression"].startswith("${pens} /")
+
+
+@pytest.mark.parametrize("tries", [0, 1000])
+def test_a_record_cannot_ask_a_replay_for_more_programs_than_the_setting_allows(tries):
+    """A tampered journal's `program_tries` is refused when the record is read."""
+    from pydantic import ValidationError
+
+    from stepgraph.journal._events import RecordedConfig
+
+    with pytest.raises(ValidationError):
+        RecordedConfig(program_tries=tries)
+    assert RecordedConfig(program_tries=2).program_tries == 2

@@ -73,6 +73,8 @@ class RecordedConfig(BaseModel):
     )
     program_tries: int | None = Field(
         None,
+        ge=1,
+        le=5,  # as the setting allows: a record cannot ask a replay for more programs
         description="How many programs a goal got with programs only (absent: older "
         "records, which asked up to three).",
     )

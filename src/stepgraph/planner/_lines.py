@@ -650,3 +650,14 @@ _QUANTITY = re.compile(
 def _quoted_units(expression: str) -> str:
     """``800 GB / (1 Gbit/s)`` -> ``"800 GB" / "1 Gbit/s"``: in lines a unit is a string."""
     return _QUANTITY.sub(lambda m: f'"{m.group(1)} {m.group(2)}"', expression)
+
+
+def replace_node(old: ast.expr, new: ast.expr, parents: dict[ast.AST, ast.AST]) -> None:
+    """`old` replaced by `new` where its parent holds it."""
+    parent = parents[old]
+    for field, value in ast.iter_fields(parent):
+        if value is old:
+            setattr(parent, field, new)
+        elif isinstance(value, list):
+            setattr(parent, field, [new if item is old else item for item in value])
+    parents[new] = parent

@@ -23,6 +23,7 @@ import pint
 
 from stepgraph.executor import static_outputs
 from stepgraph.model import StepGraph
+from stepgraph.planner._lines import replace_node
 from stepgraph.tools import ToolRegistry
 
 _REFERENCE = re.compile(r"\$\{(?P<name>(?:inputs\.)?\w+)\}")
@@ -101,7 +102,7 @@ def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str]
                 divisor = f"__period{len(divisors)}"
                 divisors[divisor] = f"(1 {unit:D})"
                 counted.append(factor)
-                _replace(factor, ast.BinOp(factor, ast.Div(), ast.Name(divisor)), parents)
+                replace_node(factor, ast.BinOp(factor, ast.Div(), ast.Name(divisor)), parents)
     if not counted:
         return None
     shown = [ast.unparse(factor) for factor in counted]
@@ -153,13 +154,6 @@ def _evaluate(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
             return left + right if isinstance(node.op, ast.Add) else left - right
         return left * right if isinstance(node.op, ast.Mult) else left / right
     raise ValueError(ast.unparse(node))
-
-
-def _replace(old: ast.expr, new: ast.expr, parents: dict[ast.AST, ast.AST]) -> None:
-    parent = parents[old]
-    for field, value in ast.iter_fields(parent):
-        if value is old:
-            setattr(parent, field, new)
 
 
 def _products(tree: ast.AST) -> list[list[ast.expr]]:

@@ -20,7 +20,7 @@ import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.planner._hand import measure_word
-from stepgraph.planner._lines import _comments
+from stepgraph.planner._lines import _comments, replace_node
 from stepgraph.units import parse_unit, quantity
 
 
@@ -49,7 +49,7 @@ def percent_names(code: str, tree: ast.Module, numbers: Collection[float]) -> st
         if any(s is None or s.lineno != s.end_lineno for s in statements):
             continue
         for divided, kept in filter(None, divisions):
-            _replace(divided, kept, parents)
+            replace_node(divided, kept, parents)
         assert isinstance(node, ast.Assign)
         node.value = ast.Constant(number / 100)
         for statement in filter(None, [node, *statements]):
@@ -200,17 +200,6 @@ def _statement_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.stmt | 
     while node in parents and not isinstance(node, ast.stmt):
         node = parents[node]
     return node if isinstance(node, ast.stmt) else None
-
-
-def _replace(old: ast.expr, new: ast.expr, parents: dict[ast.AST, ast.AST]) -> None:
-    """`old` replaced by `new` where its parent holds it."""
-    parent = parents[old]
-    for field, value in ast.iter_fields(parent):
-        if value is old:
-            setattr(parent, field, new)
-        elif isinstance(value, list):
-            setattr(parent, field, [new if item is old else item for item in value])
-    parents[new] = parent
 
 
 _IN_UNIT = re.compile(r"(?:(?:converted\s+)?(?:in|into|to|as)\s+)?(?P<unit>[A-Za-z][A-Za-z ]*?)\.?")
