@@ -184,3 +184,127 @@ def test_a_number_of_two_inputs_is_the_one_the_variable_s_name_says(tmp_path):
 def test_a_name_that_says_neither_leaves_the_number_unbound():
     lines = _lines(SNACKS, "x = 2\ny = 5\nprint(x * y)\n")
     assert "x = 2\n" in lines
+
+
+HORSES = (
+    "Ivar owns a stable. He recently has 3 horses and each horse consumes 5 liters of water for "
+    "drinking and 2 liters for bathing per day. If he added 5 horses, how many liters of water "
+    "does Ivar need for all the horses for 28 days?"
+)
+HORSES_PROGRAM = """```python
+initial_horses = 3
+water_per_horse = 5 + 2
+days = 28
+total_horses = initial_horses + 5
+print(total_horses * water_per_horse * days)
+```"""
+
+
+def test_a_number_two_inputs_share_is_the_one_in_the_unit_it_is_added_to(tmp_path):
+    """Train 6390: `5 + 2` beside "2 liters" is the 5 liters; `horses + 5` the 5 horses."""
+    parsed = _parsed(HORSES, HORSES_PROGRAM)
+    assert parsed.plan is not None, parsed.problems
+    steps = {step.id: step.args["expression"] for step in parsed.plan.steps}
+    assert steps["water_per_horse"] == "${inputs.water} + ${inputs.bathing}"
+    assert steps["total_horses"] == "${initial_horses} + 5"  # a count beside a count
+    words = "3 + 5 = 8 horses; 5 + 2 = 7 liters; 8 * 7 * 28 = 1568.\nANSWER: 1568"
+    _verified(HORSES, 1568, HORSES_PROGRAM, words, tmp_path)
+
+
+def test_a_shared_number_added_to_a_unit_none_of_them_has_stays_refused():
+    goal = "A box weighs 5 kg and holds 5 apples. A bag weighs 2 hours. What is it?"
+    parsed = _parsed(goal, "```python\nx = 5 + 2\nprint(x)\n```")
+    assert parsed.plan is None
+    assert not any("in the unit it is added to" in repair for repair in parsed.repairs)
+
+
+PROBLEMS = (
+    "Rachel solved 5 math problems each minute for 12 minutes before bed, but she didn't finish "
+    "all of them. The next day, she finished the last 16 problems at lunch. How many math "
+    "problems did she do in all?"
+)
+PROBLEMS_PROGRAM = """```python
+problems_per_minute = 5
+minutes_before_bed = 12
+problems_before_bed = problems_per_minute * minutes_before_bed
+problems_next_day = 16
+print(problems_before_bed + problems_next_day)
+```"""
+
+
+def test_a_count_named_per_minute_and_said_each_minute_is_a_rate(tmp_path):
+    """Train 2842: 5 problems x 12 minutes was 60 minutes, which 16 problems cannot join."""
+    parsed = _parsed(PROBLEMS, PROBLEMS_PROGRAM)
+    assert parsed.plan is not None, parsed.problems
+    assert parsed.plan.steps[0].args["expression"] == "${inputs.math_5} / (1 minute)"
+    _verified(PROBLEMS, 76, PROBLEMS_PROGRAM, "5 * 12 = 60; 60 + 16 = 76.\nANSWER: 76", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # the goal says no "each minute" for the 16
+        "problems_per_minute = 16\nprint(problems_per_minute * minutes + 5)",
+        # used as a plain amount: added, not multiplied by a time
+        "problems_per_minute = 5\nprint(problems_per_minute + 16)",
+    ],
+)
+def test_a_per_name_the_goal_or_its_use_does_not_bear_out_is_no_rate(program):
+    parsed = _parsed(PROBLEMS, f"```python\nminutes = 12\n{program}\n```")
+    assert not any("as its name and the goal's words say" in r for r in parsed.repairs)
+
+
+SLEEP_NIGHTS = (
+    "If Billy sleeps 6 hours one night, then 2 more hours than that the following night, and "
+    "then half the previous amount the following night, and then finally triple the previous "
+    "amount the final night, how much did he sleep in that four day period?"
+)
+NIGHTS = "night1 = 6\nnight2 = night1 + 2\nnight3 = night2 / 2\nnight4 = night3 * 3\n"
+SALMON = (
+    "This week, the fishmonger sold 50 kg of salmon. He sold three times more the following "
+    "week. What was the total amount of fish sold in two weeks?"
+)
+
+
+def test_a_count_spelled_out_as_that_many_numbered_terms_is_used(tmp_path):
+    """Train 5985, 952: four nights added one by one use "four day period"; two weeks too."""
+    program = f"```python\n{NIGHTS}print(night1 + night2 + night3 + night4)\n```"
+    _verified(SLEEP_NIGHTS, 30, program, "6 + 8 + 4 + 12 = 30.\nANSWER: 30", tmp_path)
+    weeks = "first_week = 50\nsecond_week = 3 * first_week\nprint(first_week + second_week)"
+    program = f"```python\n{weeks}\n```"
+    _verified(SALMON, 200, program, "50 + 150 = 200.\nANSWER: 200", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "total",
+    [
+        "night1 + night2 + night3",  # three of the four
+        "night1 + night2 + night3 + night4 + night4",  # one twice: five terms
+        "night4 + night3 * 3",  # not each night
+    ],
+)
+def test_a_sum_of_another_number_of_members_leaves_the_count_unused(total):
+    parsed = _parsed(SLEEP_NIGHTS, f"```python\n{NIGHTS}print({total})\n```")
+    assert any("'four'" in str(problem) for problem in parsed.problems), parsed.problems
+
+
+def test_terms_named_for_what_the_goal_counts_use_the_count():
+    """Train 1883: "2 smaller bags" added as the bag twice; two other things do not count."""
+    goal = (
+        "Jim spends 8 hours scuba diving.  In that time he finds a treasure chest with 100 gold "
+        "coins in it.  He also finds 2 smaller bags that have half as much gold each.  How much "
+        "gold does he find per hour?"
+    )
+    program = "time = 8\nchest = 100\n{0} = chest / 2\nprint((chest + {0} + {0}) / time)"
+    assert _parsed(goal, f"```python\n{program.format('bag')}\n```").plan is not None
+    refused = _parsed(goal, f"```python\n{program.format('half')}\n```")
+    assert any("'2'" in str(problem) for problem in refused.problems), refused.problems
+
+
+def _parsed(goal: str, program: str):
+    planner = Planner(ScriptedLLM([]), syntax="lines", numbered_names=True)
+    task = _task(goal)
+    read = planner._read(task)
+    numbers, quotes = list(_numbers_of(read).values()), {n: i.quote for n, i in read.items()}
+    lines = program_lines(program, numbers, _read_values(read), quotes)
+    return planner._grounded(lines, task, "lines")

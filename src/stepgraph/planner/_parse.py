@@ -22,9 +22,11 @@ from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import static_outputs, validate_plan
 from stepgraph.model import Check, GroundedInput, StepGraph
 from stepgraph.planner._hand import undo_hand_conversions
+from stepgraph.planner._named_rates import read_named_rates
 from stepgraph.planner._periods import count_periods
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.planner._read_goal import bind_read_inputs
+from stepgraph.planner._siblings import bind_by_sibling_units
 from stepgraph.task import MAX_NESTING, declared_values
 from stepgraph.tools import UNKNOWN, ToolRegistry
 
@@ -206,6 +208,12 @@ def parse_plan(
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
     values = {**declared, **(inputs or {})}
     stated = _stated(values, read or {})
+    if read:
+        plan = read_named_rates(plan, values, read, repairs, tools)
+    if read and (bound := bind_by_sibling_units(plan, values, read, repairs, tools)) is not plan:
+        plan = bound
+        declared, problems = declared_values(plan, taken=inputs or {})
+        values = {**declared, **(inputs or {})}
     plan = count_periods(plan, values, repairs, tools)
     plan = undo_hand_conversions(plan, values, stated, repairs, tools)
     graph = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pint
 
@@ -35,7 +35,7 @@ def count_periods(
 ) -> StepGraph:
     """The plan with each product of times rewritten so; each one said in `repairs`."""
     for _ in plan.steps:  # one step at a time: a rewritten step changes the units after it
-        units = _units(plan, values, tools)
+        units = plan_units(plan, values, tools)
         for at, step in enumerate(plan.steps):
             expression = step.args.get("expression") if step.tool == "calculate" else None
             if not isinstance(expression, str):
@@ -58,34 +58,63 @@ def count_periods(
     return plan
 
 
-def _units(plan: StepGraph, values: Mapping[str, Any], tools: ToolRegistry) -> dict[str, Any]:
-    units = {
-        f"inputs.{name}": value.units
-        for name, value in values.items()
-        if isinstance(value, pint.Quantity)
-    }
-    for step_id, output in static_outputs(plan, tools, values).items():
-        if isinstance(output, pint.Quantity):
-            units[step_id] = output.units
-    return units
+def plan_units(plan: StepGraph, values: Mapping[str, Any], tools: ToolRegistry) -> dict[str, Any]:
+    """The unit of each input and step whose value is known before the run (1: a plain number)."""
+    known = {f"inputs.{name}": value for name, value in values.items()}
+    known.update(static_outputs(plan, tools, values))
+    return {name: _unit(value) for name, value in known.items() if _unit(value) is not None}
+
+
+def _unit(value: Any) -> Any:
+    if isinstance(value, pint.Quantity):
+        return value.units
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return 1 if is_number else None
+
+
+class Placeheld(NamedTuple):
+    """An expression parsed with each reference a plain name (``${inputs.a}`` -> ``__ref0``)."""
+
+    tree: ast.Expression
+    names: dict[str, str]  # the reference's name -> its placeholder
+
+    def prototypes(self, units: Mapping[str, Any]) -> dict[str, Any]:
+        """Each placeholder as one of its reference's unit, where that is known."""
+        return {value: 1 * units[name] for name, value in self.names.items() if name in units}
+
+    def placeholder(self, name: str) -> str:
+        return self.names.setdefault(name, f"__ref{len(self.names)}")
+
+    def text(self) -> str:
+        """The tree written back, each placeholder its reference again."""
+        text = ast.unparse(self.tree)
+        for name, value in sorted(self.names.items(), key=lambda item: -len(item[1])):
+            text = text.replace(value, f"${{{name}}}")
+        return text
+
+
+def placeheld(expression: str) -> Placeheld | None:
+    """`expression` parsed with its references as names, or None where it is no Python."""
+    names: dict[str, str] = {}
+    text = _REFERENCE.sub(
+        lambda match: names.setdefault(match.group("name"), f"__ref{len(names)}"), expression
+    )
+    try:
+        return Placeheld(ast.parse(text, mode="eval"), names)
+    except SyntaxError:
+        return None
 
 
 def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str] | None:
     """The factors counted and the expression rewritten, where a product needs it."""
-    names: dict[str, str] = {}
-
-    def placeholder(match: re.Match[str]) -> str:
-        return names.setdefault(match.group("name"), f"__ref{len(names)}")
-
-    try:
-        tree = ast.parse(_REFERENCE.sub(placeholder, expression), mode="eval")
-    except SyntaxError:
+    if (held := placeheld(expression)) is None:
         return None
-    prototypes = {value: 1 * units[name] for name, value in names.items() if name in units}
+    tree, names = held
+    prototypes = held.prototypes(units)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     divisors: dict[str, str] = {}  # a placeholder of its own -> the period it counts
     counted: list[ast.expr] = []
-    for product in _products(tree):
+    for product in products(tree):
         times = [(factor, unit) for factor in product if (unit := _time(factor, prototypes))]
         if len(times) == 1 and _timeless_measure(
             [f for f in product if f is not times[0][0]], prototypes
@@ -106,11 +135,10 @@ def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str]
     if not counted:
         return None
     shown = [ast.unparse(factor) for factor in counted]
-    text = ast.unparse(tree)
+    text = held.text()
     for divisor, period in divisors.items():
         text = text.replace(divisor, period)
     for name, value in sorted(names.items(), key=lambda item: -len(item[1])):
-        text = text.replace(value, f"${{{name}}}")
         shown = [part.replace(value, f"${{{name}}}") for part in shown]
     return shown, text
 
@@ -118,7 +146,7 @@ def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str]
 def _time(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
     """The unit of `node` where it is a time (a reference, or a sum of them), else None."""
     try:
-        value = _evaluate(node, prototypes)
+        value = evaluate_on(node, prototypes)
     except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
     is_time = isinstance(value, pint.Quantity) and str(value.dimensionality) == _TIME
@@ -134,7 +162,7 @@ def _timeless_measure(factors: list[ast.expr], prototypes: Mapping[str, Any]) ->
     product: Any = 1
     try:
         for factor in factors:
-            product = product * _evaluate(factor, prototypes)
+            product = product * evaluate_on(factor, prototypes)
     except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
         return False
     if not isinstance(product, pint.Quantity) or product.dimensionless:
@@ -142,21 +170,21 @@ def _timeless_measure(factors: list[ast.expr], prototypes: Mapping[str, Any]) ->
     return "[time]" not in product.dimensionality
 
 
-def _evaluate(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
+def evaluate_on(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
     """`node` on prototypes (magnitude 1, real units): arithmetic on names and numbers only."""
     if isinstance(node, ast.Name):
         return prototypes[node.id]
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
-        left, right = _evaluate(node.left, prototypes), _evaluate(node.right, prototypes)
+        left, right = evaluate_on(node.left, prototypes), evaluate_on(node.right, prototypes)
         if isinstance(node.op, ast.Add | ast.Sub):
             return left + right if isinstance(node.op, ast.Add) else left - right
         return left * right if isinstance(node.op, ast.Mult) else left / right
     raise ValueError(ast.unparse(node))
 
 
-def _products(tree: ast.AST) -> list[list[ast.expr]]:
+def products(tree: ast.AST) -> list[list[ast.expr]]:
     """The factors of each product in `tree` that is not itself a factor of a larger one."""
     found = []
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

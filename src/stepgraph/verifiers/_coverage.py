@@ -22,6 +22,7 @@ from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Check, StepGraph, Verdict, VerdictKind
 from stepgraph.references import find_references
 from stepgraph.task import parse_input
+from stepgraph.verifiers._enumerated import enumerated
 from stepgraph.verifiers._numbers import (
     GoalNumber,
     goal_numbers,
@@ -92,6 +93,7 @@ def unused_numbers(
             for stated in stated_by_place.get(number.end, [])
             for value in values
         )
+        and not enumerated(number, goal, plan)
     ]
 
 

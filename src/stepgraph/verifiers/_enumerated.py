@@ -1,0 +1,120 @@
+"""A count the plan spells out as that many terms of one sum.
+
+"How much did he sleep in that four day period?" is answered by adding four nights
+(`night1 + night2 + night3 + night4`), "the total in two weeks" by adding each week
+(`first_week + second_week`), "2 smaller bags that have half as much gold each" by adding
+the bag twice: the plan uses the count without writing it (GSM8K train 5985, 952, 1883,
+3788: right programs refused for an unused "four", "two", "2"). The count is used where one
+sum has exactly that many terms that are its members: named by the word the count counts
+("bags": `smaller_bag_gold`), or numbered one to that count under one name (`night1` to
+`night4`, `salmon_first_week` and `salmon_second_week`). A sum of another number of them,
+or of terms that are neither, leaves the count unused.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+
+from stepgraph.model import StepGraph
+from stepgraph.verifiers._numbers import GoalNumber
+
+_REFERENCE = re.compile(r"\$\{(?:inputs\.)?(\w+)\}")
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+_CARDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
+_TOKEN = re.compile(r"[a-z]+|\d+")
+_NOUN = re.compile(r"\s*-?\s*([A-Za-z]+)")
+_LARGEST = len(_ORDINALS)  # a sum of more members than this is written as a product
+
+
+def enumerated(number: GoalNumber, goal: str, plan: StepGraph) -> bool:
+    """Whether some sum of `plan` has exactly `number` members of what the goal counts."""
+    count = float(number.value)
+    if number.percent or not count.is_integer() or not 2 <= count <= _LARGEST:
+        return False
+    if goal[: number.end - len(number.text)].rstrip().endswith("$"):
+        return False  # a sum of money counts nothing
+    nouns = _nouns(goal, number.end)
+    for terms in _sums(plan):
+        if _named(terms, nouns) == count or int(count) in _numbered(terms):
+            return True
+    return False
+
+
+def _nouns(goal: str, end: int) -> list[str]:
+    """The (at most two) words after the count, singular: "four day period" -> day, period."""
+    words: list[str] = []
+    at = end
+    while len(words) < 2 and (match := _NOUN.match(goal, at)):
+        words.append(match.group(1).casefold().removesuffix("s"))
+        at = match.end()
+    return [word for word in words if len(word) >= 3]
+
+
+def _sums(plan: StepGraph) -> list[list[str]]:
+    """The names added in each sum of the plan's expressions (a term that is no name: '')."""
+    found = []
+    for step in plan.steps:
+        expression = step.args.get("expression") if step.tool == "calculate" else None
+        if not isinstance(expression, str):
+            continue
+        try:
+            tree = ast.parse(_REFERENCE.sub(r"\1", expression), mode="eval")
+        except SyntaxError:
+            continue
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and _is_sum(node) and not _is_sum(parents.get(node)):
+                found.append([t.id if isinstance(t, ast.Name) else "" for t in _terms(node)])
+    return found
+
+
+def _is_sum(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+
+
+def _terms(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [*_terms(node.left), *_terms(node.right)]
+    return [node]
+
+
+def _named(terms: list[str], nouns: list[str]) -> int:
+    """How many terms are named for one of the counted words."""
+    return sum(bool(set(nouns) & set(_tokens(term))) for term in terms)
+
+
+def _tokens(name: str) -> list[str]:
+    """A name's words and numbers, singular: `sharks_day1` -> shark, day, 1."""
+    return [token.removesuffix("s") for token in _TOKEN.findall(name.casefold())]
+
+
+def _numbered(terms: list[str]) -> set[int]:
+    """The counts n for which n terms are one name numbered 1 to n (`day1`, `second_week`)."""
+    positions: dict[str, Counter[int]] = {}
+    for term in terms:
+        tokens = _tokens(term)
+        at = [i for i, token in enumerate(tokens) if _position(token)]
+        if len(at) != 1:
+            continue
+        skeleton = "_".join("#" if i == at[0] else token for i, token in enumerate(tokens))
+        positions.setdefault(skeleton, Counter())[_position(tokens[at[0]])] += 1
+    return {
+        len(seen)
+        for seen in positions.values()
+        if set(seen) == set(range(1, len(seen) + 1)) and all(n == 1 for n in seen.values())
+    }
+
+
+def _position(token: str) -> int:
+    """The place a name's word or number gives (`2`, "second", "two"), or 0: none."""
+    if token.isdigit():
+        return int(token)
+    for words in (_ORDINALS, _CARDINALS):
+        if token in words:
+            return words.index(token) + 1
+    return 0
+
+
+__all__ = ["enumerated"]
