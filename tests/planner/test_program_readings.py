@@ -308,3 +308,50 @@ def _parsed(goal: str, program: str):
     numbers, quotes = list(_numbers_of(read).values()), {n: i.quote for n, i in read.items()}
     lines = program_lines(program, numbers, _read_values(read), quotes)
     return planner._grounded(lines, task, "lines")
+
+
+def test_one_member_of_each_kind_added_uses_the_count_of_kinds():
+    """Train 6652: "three kinds of pencils", each kind's revenue added once."""
+    goal = (
+        "In a stationery store, there are three kinds of pencils. A pencil with an eraser, which "
+        "costs $0.8 each, a regular pencil for $0.5 each, and a short pencil for $0.4 each. This "
+        "store was able to sell 200 pencils with an eraser, 40 regular pencils, and 35 short "
+        "pencils. How much money did the store make from these sales?"
+    )
+    kinds = "eraser = 0.8 * 200\nregular = 0.5 * 40\nshort = 0.4 * 35\n"
+    assert _parsed(goal, f"```python\n{kinds}print(eraser + regular + short)\n```").plan
+    program = "revenue_eraser = 0.8 * 200\nrevenue_regular = 0.5 * 40\nrevenue_short = 0.4 * 35\n"
+    total = "print(revenue_eraser + revenue_regular + revenue_short)"
+    assert _parsed(goal, f"```python\n{program}{total}\n```").plan is not None
+    two = "print(revenue_eraser + revenue_regular + 0.4 * 35)"  # two of a kind and a product
+    refused = _parsed(goal, f"```python\n{program}{two}\n```")
+    assert any("'three'" in str(problem) for problem in refused.problems), refused.problems
+
+
+def test_equal_sums_of_money_a_name_fits_alike_are_either_one():
+    """Train 6153: "$20 for each of the first 5 books ... over $20": the price is $20."""
+    goal = (
+        "To buy a book, you pay $20 for each of the first 5 books at the supermarket, and for "
+        "each additional book you buy over $20, you receive a discount of $2. If Beatrice "
+        "bought 20 books, how much did she pay at the supermarket?"
+    )
+    lines = _lines(goal, "cost_per_book = 20\nprint(cost_per_book * 5)\n")
+    assert "cost_per_book = usd_20\n" in lines
+
+
+def test_a_price_per_one_kilogram_named_per_kg_is_a_price_per_kilogram(tmp_path):
+    """Train 2701: "$6 per 1 kilogram" read as $6 and 1 kg; kilograms times dollars refused."""
+    goal = (
+        "A crate can hold 20 kilograms of tomatoes. Tommy has 3 crates which he bought for $330. "
+        "He wants to sell the tomatoes for $6 per 1 kilogram but 3 kilograms of tomatoes were "
+        "rotten. How much will be Tommy's profit from selling those tomatoes?"
+    )
+    program = """```python
+crate_capacity = 20  # kilograms
+crates = 3
+cost = 330
+price_per_kg = 6
+sold = crate_capacity * crates - 3
+print(sold * price_per_kg - cost)
+```"""
+    _verified(goal, 12, program, "20 * 3 - 3 = 57 kg; 57 * 6 - 330 = 12.\nANSWER: 12", tmp_path)

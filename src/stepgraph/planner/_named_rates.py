@@ -9,8 +9,10 @@ a step named ``..._per_<unit>`` that is exactly one input, whose quote says "eac
 "a" or "every" before that unit, is that input per one unit. Not where the input is already
 a rate, nor where it has the unit's own dimension (cups per gallon is a plain number
 once reduced, and would no longer count cups), and only where each step that uses it
-multiplies it by such a unit (the 12 minutes): "16 eggs per day" named `eggs_per_day` and
-less the 3 eaten every morning is a day's eggs, in the plain numbers they are read as.
+multiplies it by a quantity in that very unit (the 12 minutes): "16 eggs per day" named
+`eggs_per_day`, less the 3 eaten every morning, is a day's eggs in plain numbers. A quote
+that ends in "per" is one whose unit the reader took as a number of its own ("$6 per 1
+kilogram", train 2701: kilograms times dollars).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from stepgraph.units import parse_unit
 _ONE_INPUT = re.compile(r"\$\{inputs\.(\w+)\}")
 _PER_NAME = re.compile(r".+_per_([a-z]+)")
 _EACH = r"\b(?:each|per|a|an|every)\s+{}s?\b"
+# "$6 per 1 kilogram": the quote stops before the next number, so it ends in "per"
+_PER_END = re.compile(r"\bper$", re.IGNORECASE)
 
 
 def read_named_rates(
@@ -72,7 +76,8 @@ def _rate_unit(word: str, item: GroundedInput) -> str | None:
     """The unit the input is per, where the name's word is one and the quote says so."""
     if (unit := measure_word(word)) is None:
         return None
-    if not re.search(_EACH.format(re.escape(word)), item.quote, re.IGNORECASE):
+    said = re.search(_EACH.format(re.escape(word)), item.quote, re.IGNORECASE)
+    if not said and not _PER_END.search(item.quote.strip()):
         return None
     try:
         per: Any = parse_unit(unit, counts=False)
@@ -89,7 +94,7 @@ def _rate_unit(word: str, item: GroundedInput) -> str | None:
 
 
 def _times_its_unit(plan: StepGraph, step_id: str, per: Any, units: Mapping[str, Any]) -> bool:
-    """Whether each use of the step is a factor of a product with a quantity in `per`'s unit."""
+    """Whether each use of the step is a factor of a product with a quantity in `per`."""
     uses = 0
     for step in plan.steps:
         expression = step.args.get("expression") if step.tool == "calculate" else None
@@ -103,7 +108,7 @@ def _times_its_unit(plan: StepGraph, step_id: str, per: Any, units: Mapping[str,
             factors
             for factors in products(held.tree)
             if any(isinstance(f, ast.Name) and f.id == own for f in factors)
-            and any(_has_dimension(f, per, prototypes) for f in factors)
+            and any(_in_unit(f, per, prototypes) for f in factors)
         ]
         if len(timed) != len(found):
             return False  # added, compared or divided by somewhere: a plain amount there
@@ -111,9 +116,10 @@ def _times_its_unit(plan: StepGraph, step_id: str, per: Any, units: Mapping[str,
     return uses > 0
 
 
-def _has_dimension(node: ast.expr, per: Any, prototypes: Mapping[str, Any]) -> bool:
+def _in_unit(node: ast.expr, per: Any, prototypes: Mapping[str, Any]) -> bool:
+    """Whether `node` is in the unit `per` itself: 12 minutes for "each minute", not a day."""
     try:
         value = evaluate_on(node, prototypes)
     except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
         return False
-    return isinstance(value, pint.Quantity) and value.dimensionality == per.dimensionality
+    return isinstance(value, pint.Quantity) and value.units == per

@@ -208,12 +208,12 @@ def parse_plan(
     declared, problems = declared_values(plan, taken=inputs or {})  # read from the goal
     values = {**declared, **(inputs or {})}
     stated = _stated(values, read or {})
-    if read:
-        plan = read_named_rates(plan, values, read, repairs, tools)
     if read and (bound := bind_by_sibling_units(plan, values, read, repairs, tools)) is not plan:
         plan = bound
         declared, problems = declared_values(plan, taken=inputs or {})
         values = {**declared, **(inputs or {})}
+    if read:
+        plan = read_named_rates(plan, values, read, repairs, tools)
     plan = count_periods(plan, values, repairs, tools)
     plan = undo_hand_conversions(plan, values, stated, repairs, tools)
     graph = None

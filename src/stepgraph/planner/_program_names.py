@@ -118,8 +118,9 @@ def named_for(
         words = _words(name.split("_per_")[0].replace("_", " "))
         scores = {n: _score(words, quotes.get(n, ""), quantities[n]) for n in equal}
         best = max(scores.values())
-        if best and list(scores.values()).count(best) == 1:
-            found = next(n for n, score in scores.items() if score == best)
+        named = [n for n, score in scores.items() if score == best]
+        if best and all(quantities[n] == quantities[named[0]] for n in named):
+            found = named[0]  # "$20 for each of the first 5 ... over $20": either $20 is it
             indent = lines[node.lineno - 1][: node.col_offset]
             lines[node.lineno - 1] = f"{indent}{name} = {found}"
     return "\n".join(lines) + "\n"

@@ -6,26 +6,24 @@
 the bag twice: the plan uses the count without writing it (GSM8K train 5985, 952, 1883,
 3788: right programs refused for an unused "four", "two", "2"). The count is used where one
 sum has exactly that many terms that are its members: named by the word the count counts
-("bags": `smaller_bag_gold`), or numbered one to that count under one name (`night1` to
-`night4`, `salmon_first_week` and `salmon_second_week`). A sum of another number of them,
-or of terms that are neither, leaves the count unused.
+("bags": `smaller_bag_gold`), or different terms of one name but for one word or number
+(`night1` to `night4`, `salmon_first_week` and `salmon_second_week`; "three friends":
+`zachary_money`, `jason_money`, `ryan_money`). A sum of another number of them, one
+member added twice, or terms that are neither leave the count unused.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 
 from stepgraph.model import StepGraph
 from stepgraph.verifiers._numbers import GoalNumber
 
 _REFERENCE = re.compile(r"\$\{(?:inputs\.)?(\w+)\}")
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
-_CARDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
 _TOKEN = re.compile(r"[a-z]+|\d+")
 _NOUN = re.compile(r"\s*-?\s*([A-Za-z]+)")
-_LARGEST = len(_ORDINALS)  # a sum of more members than this is written as a product
+_LARGEST = 8  # a sum of more members than this is written as a product
 
 
 def enumerated(number: GoalNumber, goal: str, plan: StepGraph) -> bool:
@@ -37,7 +35,7 @@ def enumerated(number: GoalNumber, goal: str, plan: StepGraph) -> bool:
         return False  # a sum of money counts nothing
     nouns = _nouns(goal, number.end)
     for terms in _sums(plan):
-        if _named(terms, nouns) == count or int(count) in _numbered(terms):
+        if _named(terms, nouns) == count or int(count) in _of_one_kind(terms):
             return True
     return False
 
@@ -90,31 +88,22 @@ def _tokens(name: str) -> list[str]:
     return [token.removesuffix("s") for token in _TOKEN.findall(name.casefold())]
 
 
-def _numbered(terms: list[str]) -> set[int]:
-    """The counts n for which n terms are one name numbered 1 to n (`day1`, `second_week`)."""
-    positions: dict[str, Counter[int]] = {}
-    for term in terms:
+def _of_one_kind(terms: list[str]) -> set[int]:
+    """The counts n for which n different terms are one name but for one word or number.
+
+    `night1` to `night4`, `salmon_first_week` and `salmon_second_week`, `revenue_eraser`,
+    `revenue_regular` and `revenue_short` ("three kinds of pencils"); a term added twice is
+    not two members.
+    """
+    members: dict[tuple[int, int, tuple[str, ...]], list[str]] = {}
+    for term in filter(None, terms):
         tokens = _tokens(term)
-        at = [i for i, token in enumerate(tokens) if _position(token)]
-        if len(at) != 1:
-            continue
-        skeleton = "_".join("#" if i == at[0] else token for i, token in enumerate(tokens))
-        positions.setdefault(skeleton, Counter())[_position(tokens[at[0]])] += 1
+        for at, token in enumerate(tokens):
+            rest = (len(tokens), at, tuple(tokens[:at] + tokens[at + 1 :]))
+            members.setdefault(rest, []).append(token)
     return {
-        len(seen)
-        for seen in positions.values()
-        if set(seen) == set(range(1, len(seen) + 1)) and all(n == 1 for n in seen.values())
+        len(words) for words in members.values() if len(words) > 1 and len(set(words)) == len(words)
     }
-
-
-def _position(token: str) -> int:
-    """The place a name's word or number gives (`2`, "second", "two"), or 0: none."""
-    if token.isdigit():
-        return int(token)
-    for words in (_ORDINALS, _CARDINALS):
-        if token in words:
-            return words.index(token) + 1
-    return 0
 
 
 __all__ = ["enumerated"]
