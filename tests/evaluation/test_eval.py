@@ -167,7 +167,17 @@ def test_a_count_given_as_a_rate_of_one_kind_is_read_as_written():
     a_week = parse_unit("h/week")
     assert value_matches(hours, quantity(5, a_week), 1e-9)
     assert not value_matches(hours, quantity(6, a_week), 1e-9)
-    assert not value_matches(hours, quantity(5, parse_unit("h")), 1e-9)  # a dimension
+
+
+def test_a_dataset_s_bare_number_is_in_the_unit_the_answer_is_written_in():
+    """Train 5836: "2 oz" left, where the question spilled 2 ounces, was judged wrong: the
+    value had a dimension and its text only repeated the question's 2."""
+    assert value_matches(parse_expected(2), quantity(2, parse_unit("oz")), 1e-9)
+    assert value_matches(parse_expected(500), quantity(500, parse_unit("USD/h")), 1e-9)
+    assert not value_matches(parse_expected(2), quantity(3, parse_unit("oz")), 1e-9)
+    assert not value_matches(parse_expected(2), quantity(120, parse_unit("min")), 1e-9)
+    # a count that names what it counts is no bare number: 5 hours are not 5 nights
+    assert not value_matches(parse_expected("5 nights"), quantity(5, parse_unit("h")), 1e-9)
 
 
 @pytest.mark.parametrize("columns", [80, 100, 200])
@@ -189,5 +199,4 @@ def test_a_sum_of_money_is_the_bare_number_a_dataset_expects():
     """GSM8K train 5235: the plan's 500 USD was judged wrong (and so verified-wrong)."""
     assert value_matches(parse_expected(500), quantity(500, parse_unit("USD")), 1e-9)
     assert not value_matches(parse_expected(450), quantity(500, parse_unit("USD")), 1e-9)
-    assert not value_matches(parse_expected(500), quantity(500, parse_unit("USD/h")), 1e-9)
     assert not value_matches(parse_expected("500 EUR"), quantity(500, parse_unit("USD")), 1e-9)

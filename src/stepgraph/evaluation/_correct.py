@@ -46,6 +46,7 @@ class Expected:
     magnitude: float
     unit: str | None = None  # the registry unit of a quantity
     label: str = ""  # as the suite wrote it, for reports
+    bare: bool = False  # a number with no word at all (a dataset's "2"), not "3 nights"
 
     def __str__(self) -> str:
         return self.label
@@ -67,7 +68,7 @@ def parse_expected(value: str | float | int, unit: str | None = None) -> Expecte
     name = (unit if unit is not None else rest).strip()
     label = f"{value} {name}".strip() if not rest else str(value)
     if not name or name in _PERCENT:
-        return Expected("percent" if name else "count", number, None, label)
+        return Expected("percent" if name else "count", number, None, label, bare=not name)
     try:
         parsed = parse_unit(name, counts=False)
     except UnitError:
@@ -111,9 +112,11 @@ def _quantity_matches(expected: Expected, value: Any, tolerance: float) -> bool:
         if expected.kind == "quantity":
             assert expected.unit is not None
             return close(float(value.to(expected.unit).magnitude), expected.magnitude, tolerance)
-        if _money(value) and expected.kind == "count":
+        if (_money(value) or expected.bare) and expected.kind == "count":
             # "How much money...?" expects a bare number (GSM8K): 500 USD is 500. Its text
-            # could not say so when the question states 500 too (train 5235).
+            # could not say so when the question states 500 too (train 5235). A bare number
+            # is in the unit the question asks, as "2 oz" answers "how many ounces are left?"
+            # where the question spilled 2 ounces (train 5836).
             return close(float(value.magnitude), expected.magnitude, tolerance)
         if not value.dimensionless:
             return False  # a count or a percentage has no dimension
