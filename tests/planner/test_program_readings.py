@@ -355,3 +355,41 @@ sold = crate_capacity * crates - 3
 print(sold * price_per_kg - cost)
 ```"""
     _verified(goal, 12, program, "20 * 3 - 3 = 57 kg; 57 * 6 - 330 = 12.\nANSWER: 12", tmp_path)
+
+
+OBSTACLES = (
+    "Lara carries a backpack through the obstacle course in 7 minutes and 23 seconds. The door "
+    "takes her 73 seconds. She traverses the course again in 5 minutes and 58 seconds. How "
+    "many seconds total does it take her?"
+)
+
+
+def test_minutes_converted_by_hand_beside_seconds_are_those_minutes_in_seconds(tmp_path):
+    """Train 3411: `7 * 60 + 23` for "7 minutes and 23 seconds", the 60 refused as by hand."""
+    program = "```python\nfirst = 7 * 60 + 23\nthird = 5 * 60 + 58\nprint(first + 73 + third)\n```"
+    parsed = _parsed(OBSTACLES, program)
+    assert parsed.plan is not None, parsed.problems
+    assert parsed.plan.steps[0].args["expression"] == "${inputs.duration_b} + ${inputs.duration}"
+    _verified(OBSTACLES, 874, program, "443 + 73 + 358 = 874.\nANSWER: 874", tmp_path)
+
+
+@pytest.mark.parametrize("first", ["7 * 50 + 23", "7 * 60 - 23", "(7 + 23) * 60"])
+def test_a_factor_that_is_no_exact_conversion_within_a_sum_stays_refused(first):
+    parsed = _parsed(OBSTACLES, f"```python\nfirst = {first}\nprint(first + 73)\n```")
+    assert parsed.plan is None
+    assert not any("converted a term of its sum" in repair for repair in parsed.repairs)
+
+
+def test_a_unit_comment_with_an_aside_still_names_the_unit(tmp_path):
+    """Train 5671: `30 / 60  # in minutes (30 seconds)`: the aside hid the unit it declares."""
+    goal = (
+        "Brooke has 15 math problems and 6 social studies problems. He answers each math "
+        "problem in 2 minutes while each social studies problem takes him 30 seconds. How "
+        "many minutes will it take Brooke to answer all his homework?"
+    )
+    program = """```python
+math_time = 2  # in minutes
+social_time = 30 / 60  # in minutes (30 seconds)
+print(15 * math_time + 6 * social_time)
+```"""
+    _verified(goal, 33, program, "15 * 2 = 30; 6 * 0.5 = 3; 33.\nANSWER: 33", tmp_path)

@@ -26,7 +26,7 @@ from stepgraph.planner._named_rates import read_named_rates
 from stepgraph.planner._periods import count_periods
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
 from stepgraph.planner._read_goal import bind_read_inputs
-from stepgraph.planner._siblings import bind_by_sibling_units
+from stepgraph.planner._siblings import bind_by_sibling_units, undo_conversions_in_sums
 from stepgraph.task import MAX_NESTING, declared_values
 from stepgraph.tools import UNKNOWN, ToolRegistry
 
@@ -214,6 +214,7 @@ def parse_plan(
         values = {**declared, **(inputs or {})}
     if read:
         plan = read_named_rates(plan, values, read, repairs, tools)
+    plan = undo_conversions_in_sums(plan, values, repairs, tools)
     plan = count_periods(plan, values, repairs, tools)
     plan = undo_hand_conversions(plan, values, stated, repairs, tools)
     graph = None

@@ -211,6 +211,9 @@ _CONVERSION = re.compile(
 )
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def comment_unit(comment: str) -> str | None:
     """The unit a comment names for the value, where it is one of measure.
 
@@ -219,7 +222,7 @@ def comment_unit(comment: str) -> str | None:
     right program refused three times for its 60) declares minutes, as does "2 hours in
     minutes"; a unit after a word that is none ("time to finish") is no conversion.
     """
-    comment = comment.strip()
+    comment = _ASIDE.sub("", comment).strip()  # "in minutes (30 seconds)": what it was
     if (match := _IN_UNIT.fullmatch(comment)) and (unit := measure_word(match.group("unit"))):
         return unit
     if (match := _CONVERSION.search(comment)) is None or match.end() != len(comment):

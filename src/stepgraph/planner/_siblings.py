@@ -12,8 +12,9 @@ A plain other side (a count) leaves the number plain, as before.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import pint
 
@@ -111,3 +112,93 @@ def _in_dimension_of(
         if isinstance(candidate, pint.Quantity) and candidate.dimensionality == value.dimensionality
     ]
     return alike[0] if len(alike) == 1 else None
+
+
+def undo_conversions_in_sums(
+    plan: StepGraph, values: Mapping[str, Any], repairs: list[str], tools: ToolRegistry
+) -> StepGraph:
+    """The plan with each term converted by hand into its sum's unit written as it is.
+
+    "7 minutes and 23 seconds" is written ``7 * 60 + 23`` (GSM8K train 3411), its 60 refused
+    as a conversion done by hand. In a sum with a term in seconds, minutes times exactly the
+    seconds in a minute are those minutes: the factor is dropped, the units convert, and a
+    term in the sum's unit goes first, so the sum is in it (443 s, not 7.38 min).
+    """
+    units = plan_units(plan, values, tools)
+    steps = list(plan.steps)
+    for at, step in enumerate(steps):
+        expression = step.args.get("expression") if step.tool == "calculate" else None
+        if not isinstance(expression, str) or (held := placeheld(expression)) is None:
+            continue
+        prototypes = held.prototypes(units)
+        dropped = [
+            dropped
+            for node in ast.walk(held.tree)
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+            for dropped in _unconverted(node, prototypes)
+        ]
+        if dropped:
+            steps[at] = step.model_copy(update={"args": {**step.args, "expression": held.text()}})
+            repairs.append(
+                f"step '{step.id}': dropped the {', '.join(dropped)} that converted a term of "
+                "its sum by hand; the units convert it"
+            )
+    return plan if steps == plan.steps else plan.model_copy(update={"steps": steps})
+
+
+def _unconverted(node: ast.BinOp, prototypes: Mapping[str, Any]) -> list[str]:
+    """The factors dropped from the sum `node`, rewritten in place without them.
+
+    A term is dropped to its operand where its factor is exactly what converts the
+    operand's unit into the one other unit of the sum's terms.
+    """
+    terms = _added(node)
+    units = {unit for term in terms if (unit := _unit_of(term, prototypes)) is not None}
+    dropped, first = [], None
+    for index, term in enumerate(terms):
+        if not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult | ast.Div)):
+            continue
+        by_right = isinstance(term.right, ast.Constant)
+        operand, factor = (term.left, term.right) if by_right else (term.right, term.left)
+        number, unit = _number(factor), _unit_of(operand, prototypes)
+        if number is None or unit is None or (isinstance(term.op, ast.Div) and not by_right):
+            continue
+        ratio = number if isinstance(term.op, ast.Mult) else 1 / number
+        into = [u for u in units if u != unit and _converts(unit, u, ratio)]
+        if len(into) != 1:
+            continue
+        terms[index], first = operand, into[0]
+        dropped.append(f"{number:g}")
+    if first is None:
+        return []
+    terms.sort(key=lambda term: _unit_of(term, prototypes) != first)  # stable: one goes first
+    rebuilt: ast.expr = terms[0]
+    for term in terms[1:]:
+        rebuilt = ast.BinOp(rebuilt, ast.Add(), term)
+    node.left, node.right = cast(ast.BinOp, rebuilt).left, cast(ast.BinOp, rebuilt).right
+    return dropped
+
+
+def _added(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [*_added(node.left), *_added(node.right)]
+    return [node]
+
+
+def _unit_of(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
+    """The unit of a term with one (a plain number or an unknown: None)."""
+    try:
+        value = evaluate_on(node, prototypes)
+    except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    is_measure = isinstance(value, pint.Quantity) and not value.dimensionless
+    return value.units if is_measure else None
+
+
+def _converts(unit: Any, into: Any, ratio: float) -> bool:
+    """Whether one `unit` is exactly `ratio` of `into` (a minute: 60 seconds)."""
+    try:
+        exact = (1 * unit).to(into).magnitude
+    except pint.PintError:
+        return False
+    return math.isclose(float(exact), ratio, rel_tol=1e-9)
