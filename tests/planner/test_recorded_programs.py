@@ -1,6 +1,6 @@
 """Real programs a small model wrote for GSM8K train questions, read by today's engine.
 
-`recorded_programs.jsonl` holds 201 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
+`recorded_programs.jsonl` holds 401 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
 llama.cpp) to the program request (`planner/prompts/program.md`), each with its question
 (GSM8K, MIT licence), the dataset's answer, and the value Python gives the program
 (`python_value`, worked out once offline when they were recorded; no test runs them).
@@ -33,9 +33,16 @@ CASES = [
     for line in (Path(__file__).parent / "recorded_programs.jsonl").read_text().splitlines()
 ]
 PROGRAM_PROMPT = render("program.md")
-# accepted, and read as something else than Python's value: known, each with why (none
-# today; 46#1 was until durations multiplied were read as counts of their periods)
-UNFAITHFUL: dict[str, str] = {}
+# accepted, and read as something else than Python's value: known, each with why (46#1 was
+# until durations multiplied were read as counts of their periods)
+UNFAITHFUL: dict[str, str] = {
+    "gsm8k-train-479#1": "1 h x 3 times a week + 1.5 h x 4 times a week is 9 h/week, which "
+    "the units reduce to a plain 0.054 (hours over hours); Python says 9",
+    "gsm8k-train-3135#1": "'A cubic foot of water is 25 liters' (the story's own conversion): "
+    "ft³ x 25 l is read as volume squared, 2,548,516 USD·l²; Python says 90,000",
+    "gsm8k-train-3867#1": "a wrong program subtracts 6 days from 80 hours; the units make it "
+    "-64 h where Python's bare numbers give 74 (the words disagree either way)",
+}
 
 
 class ProgramAndWords(ScriptedLLM):
