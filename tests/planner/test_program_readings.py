@@ -393,3 +393,32 @@ social_time = 30 / 60  # in minutes (30 seconds)
 print(15 * math_time + 6 * social_time)
 ```"""
     _verified(goal, 33, program, "15 * 2 = 30; 6 * 0.5 = 3; 33.\nANSWER: 33", tmp_path)
+
+
+def test_a_sum_two_counts_fit_spells_out_neither():
+    """Train 1184: "2 large beds ... 2 medium beds", a program that forgot to double each bed
+    adds the top bed and the medium bed once: two counts, one sum, so neither is used."""
+    goal = (
+        "Her raised bed is comprised of 2 large beds on top with 2 medium beds on the bottom. "
+        "The top bed can hold 4 rows of lettuce with 25 seeds per row. The medium bed can house "
+        "3 rows with 20 seeds per row. How many seeds can Grace plant in all four beds?"
+    )
+    program = (
+        "top_bed_seeds = 4 * 25\nmedium_bed_seeds = 3 * 20\nprint(top_bed_seeds + medium_bed_seeds)"
+    )
+    parsed = _parsed(goal, f"```python\n{program}\n```")
+    assert any("'2'" in str(problem) for problem in parsed.problems), parsed.problems
+
+
+def test_the_same_count_said_twice_is_one_count_a_sum_may_spell_out():
+    """Train 2667: "three friends ... the first of the three friends": one count, said twice."""
+    goal = (
+        "When three friends sold their video games, Ryan, the first of the three friends, "
+        "received $50 more than Jason. Jason received 30% more money than Zachary. If Zachary "
+        "sold 40 games at $5 each, calculate the total the three friends received together."
+    )
+    program = """zachary_money = 40 * 5
+jason_money = zachary_money * 1.30
+ryan_money = jason_money + 50
+print(zachary_money + jason_money + ryan_money)"""
+    assert _parsed(goal, f"```python\n{program}\n```").plan is not None

@@ -81,7 +81,7 @@ def unused_numbers(
     for stated in stated_quantities(goal):
         stated_by_place.setdefault(stated.number.end, []).append(stated)
     listed = {_plain(item.number) for item in plan.unused if item.why.strip()}
-    return [
+    unused = [
         number
         for number in [*goal_numbers(goal), *word_numbers(goal)]
         if number.value != 0
@@ -93,8 +93,9 @@ def unused_numbers(
             for stated in stated_by_place.get(number.end, [])
             for value in values
         )
-        and not enumerated(number, goal, plan)
     ]
+    spelled_out = enumerated(unused, goal, plan)
+    return [number for number in unused if number not in spelled_out]
 
 
 def _plain(text: str) -> str:

@@ -26,18 +26,41 @@ _NOUN = re.compile(r"\s*-?\s*([A-Za-z]+)")
 _LARGEST = 8  # a sum of more members than this is written as a product
 
 
-def enumerated(number: GoalNumber, goal: str, plan: StepGraph) -> bool:
-    """Whether some sum of `plan` has exactly `number` members of what the goal counts."""
+def enumerated(numbers: list[GoalNumber], goal: str, plan: StepGraph) -> list[GoalNumber]:
+    """The `numbers` some sum of `plan` spells out as exactly that many members.
+
+    A sum spells out one count: where two of the numbers fit the same sum ("2 large beds
+    ... 2 medium beds", a sum of the top bed and the medium bed), it is neither's, since
+    a program that forgot to double each bed adds them just so (GSM8K train 1184). The same
+    count of the same thing said twice ("three friends ... the three friends") is one.
+    """
+    sums = _sums(plan)
+    fits = {id(number): _fitting(number, goal, sums) for number in numbers}
+    claims: dict[int, set[tuple[float, str]]] = {}
+    for number in numbers:  # the same count of the same thing, said twice, is one claim
+        said = (float(number.value), next(iter(_nouns(goal, number.end)), ""))
+        for index in fits[id(number)]:
+            claims.setdefault(index, set()).add(said)
+    return [
+        number
+        for number in numbers
+        if any(len(claims[index]) == 1 for index in fits[id(number)])
+    ]
+
+
+def _fitting(number: GoalNumber, goal: str, sums: list[list[str]]) -> set[int]:
+    """The indexes of the sums with exactly `number` members of what the goal counts."""
     count = float(number.value)
     if number.percent or not count.is_integer() or not 2 <= count <= _LARGEST:
-        return False
+        return set()
     if goal[: number.end - len(number.text)].rstrip().endswith("$"):
-        return False  # a sum of money counts nothing
+        return set()  # a sum of money counts nothing
     nouns = _nouns(goal, number.end)
-    for terms in _sums(plan):
-        if _named(terms, nouns) == count or int(count) in _of_one_kind(terms):
-            return True
-    return False
+    return {
+        index
+        for index, terms in enumerate(sums)
+        if _named(terms, nouns) == count or int(count) in _of_one_kind(terms)
+    }
 
 
 def _nouns(goal: str, end: int) -> list[str]:
