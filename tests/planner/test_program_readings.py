@@ -422,3 +422,15 @@ jason_money = zachary_money * 1.30
 ryan_money = jason_money + 50
 print(zachary_money + jason_money + ryan_money)"""
     assert _parsed(goal, f"```python\n{program}\n```").plan is not None
+
+
+def test_minutes_divided_by_60_under_a_name_in_hours_are_converted_not_counted(tmp_path):
+    """The suite's minutes-to-hours: `hours = minutes / 60` was read as "an hour has 60
+    minutes", a plain 60, so 135 minutes / 60 was 2.25 minutes (0.0375 h), refused by the
+    other plan; dividing converts, which the units do; only a product counts periods."""
+    goal = "A batch job takes 135 minutes. How many hours is that?"
+    body = "def solution():\n    minutes = 135\n    hours = minutes / 60\n    return hours"
+    program = f"```python\n{body}\n```"
+    parsed = _parsed(goal, program)
+    assert parsed.plan is not None and not parsed.plan.constants, parsed.problems
+    _verified(goal, 2.25, program, "135 / 60 = 2.25.\nANSWER: 2.25", tmp_path)

@@ -312,11 +312,25 @@ def _calendar_rate(target: str, value: ast.expr, number: float) -> str | None:
     conversion done by hand; it counts the nights of a week, which no unit converts.
     """
     small, large = CALENDAR.get(number, ("", ""))
+    if not _multiplies(value, number):
+        return None  # `hours = minutes / 60` converts minutes, which the units do themselves
     operands = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
     smaller = (small, "night") if small == "day" else (small,)
     if not large or not _says(target, (large,)) or not any(_says(o, smaller) for o in operands):
         return None
     return f"a {large} has {number:g} {small}s"
+
+
+def _multiplies(value: ast.expr, number: float) -> bool:
+    """Whether every `number` in `value` is a factor of a product, none a divisor."""
+    found = [
+        node
+        for node in ast.walk(value)
+        if isinstance(node, ast.BinOp)
+        for side in (node.left, node.right)
+        if isinstance(side, ast.Constant) and side.value == number
+    ]
+    return bool(found) and all(isinstance(node.op, ast.Mult) for node in found)
 
 
 def _says(name: str, periods: tuple[str, ...]) -> bool:
