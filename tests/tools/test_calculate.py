@@ -49,6 +49,15 @@ def test_comparisons_give_booleans_across_units():
     assert calc("2 * 962.28 GB >= 2.5 TB") is False
 
 
+@pytest.mark.parametrize("expression", ["2.25 h >= 1", "1 < 2.25 h", "3 USD == 3"])
+def test_a_quantity_compared_with_a_plain_number_says_which_unit_to_write(expression):
+    """The suite's minutes-to-hours: `${hours} >= 1` failed with pint's own "ValueError:
+    Cannot compare PlainQuantity and <class 'int'>", which named no fix."""
+    with pytest.raises(CalculationError, match=r"with the plain number \d+: write the number"):
+        calc(expression)
+    assert calc("3 tables >= 2") is True  # a count is a plain number
+
+
 @pytest.mark.parametrize(
     ("expression", "message"),
     [

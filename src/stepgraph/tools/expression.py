@@ -174,9 +174,34 @@ def _numeric(op: Callable[..., Any], symbol: str, *, truth: bool = False) -> Cal
         for operand in operands:
             if not (is_number(operand) or (truth and isinstance(operand, bool))):
                 raise _not_a_number(operand, f"an operand of {symbol}", needs)
+        if needs == "comparing" and len(operands) == 2:
+            operands = _comparable(*operands, symbol)
         return op(*operands)
 
     return apply
+
+
+def _comparable(left: Any, right: Any, symbol: str) -> tuple[Any, Any]:
+    """The two sides to compare: a count beside a plain number as its number (3 tables >= 2).
+
+    A quantity beside a plain number is refused, saying why: ``${hours} >= 1`` for "more
+    than an hour" (the suite's minutes-to-hours) failed with pint's bare "Cannot compare
+    PlainQuantity and int", which said nothing of the fix.
+    """
+    sides = (normalize(left), normalize(right))
+    plain = [not isinstance(side, pint.Quantity) for side in sides]
+    if plain[0] == plain[1]:
+        return left, right
+    quantity = sides[1] if plain[0] else sides[0]
+    number = sides[0] if plain[0] else sides[1]
+    if not has_units(quantity):  # a count: its number is what is compared
+        counted = quantity.magnitude
+        return (number, counted) if plain[0] else (counted, number)
+    unit = format_unit(quantity.units)
+    raise CalculationError(
+        f"{symbol} compares {format_value(quantity)} with the plain number "
+        f"{format_value(number)}: write the number with its unit ({format_value(number)} {unit})"
+    )
 
 
 ROUNDING = ("ceil", "floor", "round")

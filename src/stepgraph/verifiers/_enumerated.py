@@ -42,9 +42,7 @@ def enumerated(numbers: list[GoalNumber], goal: str, plan: StepGraph) -> list[Go
         for index in fits[id(number)]:
             claims.setdefault(index, set()).add(said)
     return [
-        number
-        for number in numbers
-        if any(len(claims[index]) == 1 for index in fits[id(number)])
+        number for number in numbers if any(len(claims[index]) == 1 for index in fits[id(number)])
     ]
 
 
