@@ -1,4 +1,4 @@
-"""A number several inputs share, in a sum: the input in the unit it is added to.
+"""What the other side of a sum says: a shared number's input, a hand conversion's unit.
 
 "3 horses ... each horse consumes 5 liters of water for drinking and 2 liters for bathing
 ... If he added 5 horses": a program's ``water = 5 + 2`` writes a 5 that is both "5
@@ -7,6 +7,9 @@ cannot be added to 2 liters (GSM8K train 6390; 4575: "5 posters per day" beside 
 subtracted from two posters a day). In a sum both sides have one unit: where exactly one
 of the inputs with that number has the other side's dimension, the number is that input.
 A plain other side (a count) leaves the number plain, as before.
+
+The same sum says what a term converted by hand was converted into: `7 * 60 + 23` for
+"7 minutes and 23 seconds" (`undo_conversions_in_sums`).
 """
 
 from __future__ import annotations
