@@ -137,3 +137,32 @@ def test_the_pool_never_runs_more_calls_than_its_limit_and_runs_every_queued_one
     finally:
         pool.shutdown()
     assert peak[0] == 2
+
+
+def test_a_pool_shut_down_as_its_last_call_ends_runs_the_next_call():
+    """A held-out GSM8K run hung on its second cross-check plan: the run's pool was shut down
+    while the first plan's last worker was still counting itself free, so the next call
+    waited for a worker that had stopped. The call here shuts the pool down itself, so the
+    worker counts itself after the shutdown every time."""
+    pool = WorkerPool()
+
+    def last_call() -> int:
+        pool.shutdown()  # as the scheduler does once this call's result is in
+        return 1
+
+    assert pool.submit(last_call).result(timeout=5) == 1
+    threading.Event().wait(0.05)  # the worker has counted itself free by now
+    assert pool.submit(lambda: 2).result(timeout=5) == 2
+
+
+def test_a_call_abandoned_before_a_shutdown_leaves_the_pool_after_it_whole():
+    pool = WorkerPool(max_threads=1)
+    release = threading.Event()
+    stuck = pool.submit(release.wait)
+    while stuck.started is None:
+        threading.Event().wait(0.01)
+    pool.shutdown()
+    pool.abandon(stuck)  # its thread belongs to the pool before the shutdown
+    assert pool.submit(lambda: "next").result(timeout=5) == "next"
+    release.set()
+    assert pool.submit(lambda: "again").result(timeout=5) == "again"

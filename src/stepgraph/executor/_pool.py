@@ -25,6 +25,7 @@ class PoolFuture(Future[Any]):
     """A sync call's future; `started` is when a worker took it (None while it waits)."""
 
     started: float | None = None
+    generation = 0  # the pool's, when it was submitted
 
 
 _Job = tuple[PoolFuture, Callable[[], Any]] | None
@@ -42,6 +43,7 @@ class WorkerPool:
         self._free = 0
         self._backlog = 0
         self._workers = 0
+        self._generation = 0  # a shutdown starts another: its workers, its queue
         self._abandoned: set[Future[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
@@ -50,18 +52,24 @@ class WorkerPool:
         """Run `call` on a worker thread, or queue it while every allowed thread is busy."""
         future = PoolFuture()
         with self._lock:
+            future.generation = self._generation
             if self._free:
                 self._free -= 1
             elif self.max_threads is None or self._workers < self.max_threads:
                 self._start_worker()
             else:
                 self._backlog += 1
-        self._jobs.put((future, call))
+            self._jobs.put((future, call))
         return future
 
     def _start_worker(self) -> None:
         self._workers += 1
-        threading.Thread(target=self._work, name="stepgraph-worker", daemon=True).start()
+        threading.Thread(
+            target=self._work,
+            args=(self._jobs, self._generation),
+            name="stepgraph-worker",
+            daemon=True,
+        ).start()
 
     def abandon(self, future: Future[Any]) -> None:
         """Give up on a call: a waiting one never starts; a running one keeps its thread.
@@ -75,6 +83,8 @@ class WorkerPool:
             if future.done() or future in self._abandoned:
                 return
             self._abandoned.add(future)
+            if future.generation != self._generation:
+                return  # its worker counts in no pool of now
             self._workers -= 1
             if self._backlog:
                 self._backlog -= 1
@@ -91,9 +101,9 @@ class WorkerPool:
                 self._loop_thread.start()
         return asyncio.run_coroutine_threadsafe(make(), self._loop)
 
-    def _work(self) -> None:
+    def _work(self, jobs: queue.SimpleQueue[_Job], generation: int) -> None:
         while True:
-            job = self._jobs.get()
+            job = jobs.get()
             if job is None:
                 return
             future, call = job
@@ -107,16 +117,27 @@ class WorkerPool:
                 if future in self._abandoned:  # another worker has taken this one's place
                     self._abandoned.discard(future)
                     return
+                if generation != self._generation:
+                    continue  # shut down meanwhile: its stop is in `jobs`, it counts no more
                 if self._backlog:
                     self._backlog -= 1
                 else:
                     self._free += 1
 
     def shutdown(self) -> None:
-        """Stop idle workers and the event loop; abandoned calls finish on their own."""
+        """Stop idle workers and the event loop; abandoned calls finish on their own.
+
+        The pool may be used again (the cross-check runs its plans on the run's pool): the
+        workers of before keep the queue they were told to stop on, and count for nothing
+        now, so one that finishes its call just after this does not count itself free in
+        the pool of after (which left the next call waiting for a worker that had stopped:
+        a held-out GSM8K run hung on its second cross-check plan).
+        """
         with self._lock:
             for _ in range(self._workers):
                 self._jobs.put(None)
+            self._jobs = queue.SimpleQueue()
+            self._generation += 1
             self._workers = self._free = self._backlog = 0
             if self._loop is not None:
                 self._loop.call_soon_threadsafe(self._loop.stop)
