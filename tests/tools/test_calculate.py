@@ -56,6 +56,7 @@ def test_a_quantity_compared_with_a_plain_number_says_which_unit_to_write(expres
     with pytest.raises(CalculationError, match=r"with the plain number \d+: write the number"):
         calc(expression)
     assert calc("3 tables >= 2") is True  # a count is a plain number
+    assert calc("65 USD >= 0") is True  # zero is zero in every unit
 
 
 @pytest.mark.parametrize(

@@ -194,6 +194,8 @@ def _comparable(left: Any, right: Any, symbol: str) -> tuple[Any, Any]:
         return left, right
     quantity = sides[1] if plain[0] else sides[0]
     number = sides[0] if plain[0] else sides[1]
+    if number == 0:
+        return left, right  # zero is zero in every unit: pint compares it (x >= 0)
     if not has_units(quantity):  # a count: its number is what is compared
         counted = quantity.magnitude
         return (number, counted) if plain[0] else (counted, number)
