@@ -27,7 +27,7 @@ import pint
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.planner._hand import measure_word
-from stepgraph.planner._periods import evaluate_on, placeheld, plan_units, products
+from stepgraph.planner._periods import placeheld, plan_units, products, quantity_of
 from stepgraph.task import parse_input
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import parse_unit
@@ -118,8 +118,5 @@ def _times_its_unit(plan: StepGraph, step_id: str, per: Any, units: Mapping[str,
 
 def _in_unit(node: ast.expr, per: Any, prototypes: Mapping[str, Any]) -> bool:
     """Whether `node` is in the unit `per` itself: 12 minutes for "each minute", not a day."""
-    try:
-        value = evaluate_on(node, prototypes)
-    except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
-        return False
-    return isinstance(value, pint.Quantity) and value.units == per
+    value = quantity_of(node, prototypes)
+    return value is not None and value.units == per

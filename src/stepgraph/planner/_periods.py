@@ -145,12 +145,17 @@ def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str]
 
 def _time(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
     """The unit of `node` where it is a time (a reference, or a sum of them), else None."""
+    value = quantity_of(node, prototypes)
+    return value.units if value is not None and str(value.dimensionality) == _TIME else None
+
+
+def quantity_of(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
+    """`node` worked out on prototypes, where it is a quantity (None: plain, or unknown)."""
     try:
         value = evaluate_on(node, prototypes)
     except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    is_time = isinstance(value, pint.Quantity) and str(value.dimensionality) == _TIME
-    return value.units if is_time else None
+    return value if isinstance(value, pint.Quantity) else None
 
 
 def _timeless_measure(factors: list[ast.expr], prototypes: Mapping[str, Any]) -> bool:
@@ -190,7 +195,7 @@ def products(tree: ast.AST) -> list[list[ast.expr]]:
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and _is_product(node) and not _is_product(parents.get(node)):
-            found.append(_factors(node))
+            found.append(chain(node, ast.Mult))
     return found
 
 
@@ -198,9 +203,10 @@ def _is_product(node: ast.AST | None) -> bool:
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
 
 
-def _factors(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return [*_factors(node.left), *_factors(node.right)]
+def chain(node: ast.expr, operator: type[ast.operator]) -> list[ast.expr]:
+    """The operands of a chain of one operator (`a * b * c`: a, b, c), in order."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, operator):
+        return [*chain(node.left, operator), *chain(node.right, operator)]
     return [node]
 
 

@@ -23,7 +23,7 @@ import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
-from stepgraph.planner._periods import evaluate_on, placeheld, plan_units
+from stepgraph.planner._periods import chain, placeheld, plan_units, quantity_of
 from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.task import parse_input
 from stepgraph.tools import ToolRegistry
@@ -103,11 +103,8 @@ def _in_dimension_of(
     other: ast.expr, prototypes: Mapping[str, Any], candidates: Mapping[str, Any]
 ) -> str | None:
     """The one candidate with the dimension of `other`, where that is not a plain number."""
-    try:
-        value = evaluate_on(other, prototypes)
-    except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    if not isinstance(value, pint.Quantity) or value.dimensionless:
+    value = quantity_of(other, prototypes)
+    if value is None or value.dimensionless:
         return None
     alike = [
         name
@@ -155,7 +152,7 @@ def _unconverted(node: ast.BinOp, prototypes: Mapping[str, Any]) -> list[str]:
     A term is dropped to its operand where its factor is exactly what converts the
     operand's unit into the one other unit of the sum's terms.
     """
-    terms = _added(node)
+    terms = chain(node, ast.Add)
     units = {unit for term in terms if (unit := _unit_of(term, prototypes)) is not None}
     dropped, first = [], None
     for index, term in enumerate(terms):
@@ -182,20 +179,10 @@ def _unconverted(node: ast.BinOp, prototypes: Mapping[str, Any]) -> list[str]:
     return dropped
 
 
-def _added(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return [*_added(node.left), *_added(node.right)]
-    return [node]
-
-
 def _unit_of(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
     """The unit of a term with one (a plain number or an unknown: None)."""
-    try:
-        value = evaluate_on(node, prototypes)
-    except (pint.PintError, KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    is_measure = isinstance(value, pint.Quantity) and not value.dimensionless
-    return value.units if is_measure else None
+    value = quantity_of(node, prototypes)
+    return value.units if value is not None and not value.dimensionless else None
 
 
 def _converts(unit: Any, into: Any, ratio: float) -> bool:
