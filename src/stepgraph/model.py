@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
@@ -21,6 +22,20 @@ RESERVED_IDS = frozenset({"inputs"})
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _numbers_in(value: Any) -> Iterator[int | float]:
+    """Every int and float inside nested dicts and lists (booleans are no numbers)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers_in(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _numbers_in(item)
 
 
 class Step(_Strict):
@@ -53,6 +68,25 @@ class Step(_Strict):
         30.0, gt=0, le=3600, description="Seconds one attempt may take before it is abandoned."
     )
     retries: int = Field(0, ge=0, le=5, description="Extra attempts after a failure or a timeout.")
+
+    @field_validator("args")
+    @classmethod
+    def _finite_numbers(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """A number no float holds (a 400-digit int, Infinity) is refused here, said plainly.
+
+        Every check compares arguments as floats; such a number ended a run as an internal
+        error (OverflowError) instead of a problem fed back to the model.
+        """
+        for number in _numbers_in(value):
+            try:
+                finite = math.isfinite(float(number))
+            except OverflowError:
+                finite = False
+            if not finite:
+                shown = str(number)
+                shown = shown if len(shown) <= 24 else f"{shown[:12]}... ({len(shown)} digits)"
+                raise ValueError(f"the number {shown} is too large to compute with")
+        return value
 
     @field_validator("expect_unit", mode="before")
     @classmethod

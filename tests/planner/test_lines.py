@@ -589,3 +589,9 @@ def test_plan_lines_without_an_answer_line_answer_with_their_last_value(tmp_path
     result = Engine(planner=planner).run(Task(goal=goal), journal=tmp_path / "j.jsonl")
     assert result.answer == "80", result.answer
     assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("literal", ["1" + "0" * 400, "1e999"])
+def test_a_number_no_float_holds_is_refused_naming_its_line(literal):
+    with pytest.raises(LinesError, match=r"line 2: the number .* is too large to compute with"):
+        read_lines(f"rate = link\nper_year = rate * {literal}\n", ["link"], ["calculate"])

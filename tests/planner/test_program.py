@@ -668,3 +668,18 @@ def test_a_record_cannot_ask_a_replay_for_more_programs_than_the_setting_allows(
     with pytest.raises(ValidationError):
         RecordedConfig(program_tries=tries)
     assert RecordedConfig(program_tries=2).program_tries == 2
+
+
+HUGE = "1" + "0" * 400
+
+
+@pytest.mark.parametrize("literal", [HUGE, "1e999"])
+def test_a_number_no_float_holds_is_a_problem_fed_back_not_an_internal_error(tmp_path, literal):
+    # A real 1.5B reply padded a program with ever larger factors (a transfer goal): the
+    # first comparison with the goal's numbers raised OverflowError and ended the run.
+    padded = f"```python\neggs = 16\nper_year = eggs * {literal}\nprint(per_year)\n```"
+    model = ScriptedLLM([padded, padded])
+    planner = Planner(model, plan_retries=0, syntax="lines", program_only=True)
+    with pytest.raises(PlanningError, match="line 2: the number .* is too large to compute with"):
+        Engine(planner=planner).run(Task(name="eggs", goal=EGGS), journal=tmp_path / "j.jsonl")
+    assert len(model.requests) == 2  # the second program was asked for: nothing crashed

@@ -177,3 +177,17 @@ def test_fresh_repairs_that_fail_too_end_unverified_with_the_last_failure(tmp_pa
     failed = [v.description for v in result.verdicts if not v.passed]
     assert any(d.startswith("${nights} * ${per_night} >= ${total}") for d in failed), failed
     assert result.answer.startswith("no answer: verification failed")
+
+
+def test_an_argument_no_float_holds_is_fed_back_and_the_next_plan_runs(tmp_path):
+    # The same in a JSON plan: a 400-digit value given to unit_convert raised OverflowError
+    # in the static checks (every check compares arguments as floats).
+    huge = (
+        '{"steps": [{"id": "rate", "tool": "unit_convert", "args": {"value": 1%s, ' % ("0" * 400)
+        + '"from_unit": "Mbps", "to_unit": "MB/s"}}]}'
+    )
+    plan = migration_plan(answer="${nights} nights")
+    result, journal, model = run([huge, plan], tmp_path)
+    assert result.status is RunStatus.VERIFIED and result.answer == "3 nights"
+    feedback = model.requests[1][-1]["content"]
+    assert "(401 digits) is too large to compute with" in feedback

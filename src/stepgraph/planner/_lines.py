@@ -75,6 +75,11 @@ def read_lines(
                     continue
             else:
                 raise first from None
+        if (huge := too_large(tree)) is not None:
+            raise LinesError(
+                f"line {huge.lineno}: the number {_shortened(huge)} is too large to compute "
+                "with: write the goal's quantities with their units instead of factors"
+            )
         reader = _Reader(inputs, tools, _comments(source), numbers or {}, shares)
         data = reader.read(tree)
         if bound is not None:
@@ -85,6 +90,31 @@ def read_lines(
         raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
     except (RecursionError, MemoryError):  # "a + a + ... + a" a hundred thousand times
         raise LinesError("the plan is too deeply nested: one short line per step") from None
+
+
+def too_large(tree: ast.AST) -> ast.Constant | None:
+    """A number literal no float holds (``1`` and 400 zeros, ``1e999``), or None.
+
+    A small model padded a program with ever larger factors (transfer training goal,
+    2026-12-05); the first comparison with the goal's numbers raised OverflowError and the
+    run ended as an internal error.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            if isinstance(node.value, bool):
+                continue
+            try:
+                if math.isfinite(float(node.value)):
+                    continue
+            except OverflowError:
+                pass
+            return node
+    return None
+
+
+def _shortened(node: ast.Constant) -> str:
+    digits = str(node.value)
+    return digits if len(digits) <= 24 else f"{digits[:12]}... ({len(digits)} digits)"
 
 
 def _second_readings(source: str) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from stepgraph.exceptions import UnitError
 from stepgraph.planner._client import Message
-from stepgraph.planner._lines import _comments
+from stepgraph.planner._lines import _comments, too_large
 from stepgraph.planner._program_names import (
     comment_unit,
     is_stated,
@@ -88,6 +88,8 @@ def program_lines(
     try:
         tree = ast.parse(code)
     except SyntaxError:
+        return code
+    if too_large(tree) is not None:  # the lines reader says which number
         return code
     if (body := _function_body(code, tree)) is not None:
         code, tree = body
