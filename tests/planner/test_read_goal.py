@@ -54,6 +54,14 @@ def test_the_canonical_goal_is_read_with_its_units_and_shares():
     }
 
 
+@pytest.mark.parametrize("way", ["across", "through", "via"])
+def test_data_sent_across_a_link_is_named_data_not_for_the_preposition(way):
+    # "send 4 TB across a 150 Mbps connection" named the 4 TB `across` (a training goal):
+    # the model then divided `across` by the window and read it as a rate
+    goal = f"How many nights does it take to send 4 TB {way} a 150 Mbps connection?"
+    assert list(read_inputs(goal, numbered=True)) == ["data", "connection"]
+
+
 def test_number_words_and_money_are_read_and_counts_stay_plain_numbers():
     assert _values(JANET) == {
         "16 eggs per day": "16",

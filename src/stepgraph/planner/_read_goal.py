@@ -40,6 +40,8 @@ _SKIP = {
     "he", "she", "it", "its", "they", "we", "you", "him", "them", "our", "your", "while", "so",
     "but", "if", "when", "then", "until", "because", "though", "although", "also", "still",
     "these", "those", "be", "been", "get", "got", "gets", "had", "has", "have", "became",
+    # "send 4 TB across a link": the data is no `across`
+    "across", "through", "via",
 }  # fmt: skip
 _COMPARATIVES = {"less", "more", "fewer"}
 _BETWEEN = {"more", "additional", "extra", "fewer", "less", "other"}  # "2 more hours"
