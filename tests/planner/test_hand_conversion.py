@@ -27,8 +27,19 @@ def run(goal, *answers, tmp_path, retries=0):
         # 2 TiB is 2199.02 GB, not the 2048 the model's 1024 gives
         ("How many GB is 2 TiB?", 'gb: "GB" = data * 1024', 2199.023255552),
         ("How many GiB is 5 TB?", 'gib: "GiB" = data * 1000', 4656.612873077393),
+        # a chain of factors, or a power, whose product is the ratio (a program's
+        # `2.5 * 10**12  # in bytes`, a plan's `link * 1000 * 1000`)
+        ("How many bytes is 2.5 TB?", 'b: "B" = data * 10 ** 12', 2.5e12),
+        ("A link runs at 450 Mbps. In bit/s?", 'b: "bps" = rate * 1000 * 1000', 4.5e8),
+        ("A job takes 135 minutes. How many hours?", 'h: "h" = duration * 60 / 3600', 2.25),
+        # a data size's factor slipped, into the unit declared (the suite's unit traps: each
+        # planned so three times and refused): bits, bytes and prefixes are the units' job
+        ("A disk writes 250 MB/s. What is that in Mbps?", 'rate: "Mbps" = rate / 1024', 2000),
+        ("How many GB is 2 TiB?", 'gb: "GB" = data / 1024', 2199.023255552),
+        ("How many gigabytes (GB) are 64 gigabits (Gb)?", 'gb: "GB" = gb / 1024', 8),
+        ("How many GB is 2 TiB?", 'gb: "GB" = data / 1024 / 1024 / 1024', 2199.023255552),
     ],
-)
+)  # fmt: skip
 def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expected, tmp_path):
     name = line.split(":")[0]
     result, journal = run(goal, f'{line}\nanswer = f"{{{name}}}"', tmp_path=tmp_path)
@@ -43,12 +54,16 @@ def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expec
 @pytest.mark.parametrize(
     ("goal", "line"),
     [
-        # a wrong factor (1024 is not MB/s to Mbps): the model's mistake, still refused
-        ("A disk writes 250 MB/s. What is that in Mbps?", 'rate: "Mbps" = rate / 1024'),
-        # a prefix's factor the wrong way round is no slip of base: TiB over 1024 is no GB
-        ("How many GB is 2 TiB?", 'gb: "GB" = data / 1024'),
         # 7 is no ratio of h to h: a week's days, which must be declared, not dropped
         ("He sleeps 8 hours a night. How many hours is that in a week?", 'w: "h" = night * 7'),
+        # a wrong factor of time is no slip of data: 100 is no minutes in an hour
+        ("A batch job takes 135 minutes. How many hours is that?", 'h: "h" = duration / 100'),
+        # a data size already in the unit declared: the factor converts nothing
+        ("A disk holds 500 GB. How many GB do 3 such disks hold?", 'gb: "GB" = disk * 1024'),
+        # a factor that is no prefix nor 8 bits: not a slip of data
+        ("How many GB is 2 TiB?", 'gb: "GB" = data * 1100'),
+        # two operands: a product of quantities, not a conversion of one
+        ("How many GB is 2 TiB?", 'gb: "GB" = data * data / 1024'),
     ],
 )
 def test_any_other_factor_stays_refused(goal, line, tmp_path):

@@ -683,3 +683,17 @@ def test_a_number_no_float_holds_is_a_problem_fed_back_not_an_internal_error(tmp
     with pytest.raises(PlanningError, match="line 2: the number .* is too large to compute with"):
         Engine(planner=planner).run(Task(name="eggs", goal=EGGS), journal=tmp_path / "j.jsonl")
     assert len(model.requests) == 2  # the second program was asked for: nothing crashed
+
+
+def test_a_power_of_ten_by_hand_with_its_unit_in_a_comment_is_the_goal_s_quantity(tmp_path):
+    # The suite's transfer goal, the 1.5B model's program: `2.5 * 10**12  # in bytes` was
+    # refused as "10 is not a number of the goal" and "12 is not": one factor, by hand
+    program = "```python\ntotal_data = 2.5 * 10**12  # in bytes\nprint(total_data)\n```"
+    planner = Planner(ScriptedLLM([program]), syntax="lines", numbered_names=True, program_only=True)
+    path = tmp_path / "j.jsonl"
+    result = Engine(planner=planner).run(
+        Task(name="b", goal="How many bytes is 2.5 TB?"), journal=path
+    )
+    assert result.values["total_data"].to("B").magnitude == pytest.approx(2.5e12)
+    [proposed] = read_journal(path).of_kind("plan.proposed")
+    assert any("dropped the 1e+12 that converted data (TB) to bytes" in r for r in proposed.repairs)

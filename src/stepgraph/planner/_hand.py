@@ -7,11 +7,16 @@ why, writes it again (seen on the suite's unit traps, 2026-12-03). Where the ste
 one input or earlier step (whose unit it declares, or the static checks trace) times or
 over one number, and that number is exactly what converts that unit into the declared
 one, the number can mean nothing else: it is dropped, the units convert, and the repair
-is said among the plan's repairs. Anything else stays refused.
+is said among the plan's repairs. The number may be a chain (``link * 1000 * 1000``,
+``minutes * 60 / 3600``) or a power (``10 ** 12``): their product counts. A data size or
+rate converted into another data unit it declares, by bit/byte and prefix factors only, is
+dropped even where the factors are wrong (1024 for 8: the very mix-up of bits, bytes and
+prefixes the units exist for). Anything else stays refused.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -22,25 +27,23 @@ import pint
 from stepgraph.exceptions import StepgraphError
 from stepgraph.executor import static_outputs
 from stepgraph.model import StepGraph
+from stepgraph.planner._periods import placeheld
 from stepgraph.references import find_references
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_unit, parse_unit, quantity
 from stepgraph.verifiers._everyday import is_everyday
 
 _NAME = r"(?:inputs\.)?\w+"  # an input, or an earlier step
-_OPERAND = rf"\$\{{(?P<name>{_NAME})\}}"
 _REFERENCE = rf"\$\{{{_NAME}\}}"
 _FACTOR = r"(?P<factor>\d+(?:\.\d+)?)"
-_ONE_FACTOR = (
-    re.compile(rf"^\s*{_OPERAND}\s*(?P<op>[*/])\s*{_FACTOR}\s*$"),
-    re.compile(rf"^\s*{_FACTOR}\s*(?P<op>\*)\s*{_OPERAND}\s*$"),
-)
 # `(a + b) / 60`: a sum of references in one unit, converted as a whole
 _SUM_FACTOR = re.compile(
     rf"^\s*\((?P<sum>\s*{_REFERENCE}(?:\s*[+-]\s*{_REFERENCE})+\s*)\)\s*(?P<op>[*/])\s*{_FACTOR}\s*$"
 )
 _SAME = 1e-9  # relative: the factor must be the unit ratio itself, not near it
 _PREFIX_FACTORS = {1000.0, 1024.0, 1e6, 1048576.0, 1e9, 1073741824.0, 1e12}
+_DATA = {"[information]", "[information] / [time]"}
+_DATA_FACTORS = {8.0, *(1000.0**k for k in range(1, 6)), *(1024.0**k for k in range(1, 6))}
 
 
 def undo_hand_conversions(
@@ -77,7 +80,7 @@ def undo_hand_conversions(
         shown = f"{_shown(operand)} ({format_unit(operand_unit)})"
         how = "the declared unit" if step.expect_unit else f"the unit its name says ({unit})"
         repairs.append(
-            f"step '{step.id}': dropped the {factor:g} that converted {shown} to "
+            f"step '{step.id}': dropped the {factor} that converted {shown} to "
             f"{unit} by hand; {how} converts it"
         )
         single = re.fullmatch(_REFERENCE, operand) is not None
@@ -141,33 +144,104 @@ def _converted(
     stated: Collection[float],
     *,
     exact: bool = False,
-) -> tuple[str, pint.Unit, float] | None:
+) -> tuple[str, pint.Unit, str] | None:
     """The operand (text, unit) and factor of ``x * factor`` or ``x / factor``, or None.
 
-    `x` is a reference, or a parenthesized sum of references in one unit.
+    `x` is a reference, or a parenthesized sum of references in one unit. The factor may be
+    a chain of numbers and powers of numbers (``data * 1000 * 1000``, ``size / 1024 ** 3``,
+    ``450 * 10 ** 6`` in a program): their product is the factor.
 
     Only where the factor is exactly what converts one of the operand's unit into `unit`,
     or (unless `exact`: a unit only a name says) a prefix's factor in the other base
     (`_other_base`).
     """
-    match = next((m for p in _ONE_FACTOR if (m := p.match(expression))), None)
-    if match is not None:
-        text, operand = f"${{{match.group('name')}}}", units.get(match.group("name"))
-    elif (match := _SUM_FACTOR.match(expression)) is not None:
-        text, operand = match.group("sum").strip(), _sum_unit(match.group("sum"), units)
-    else:
+    found = _factored(expression, units)
+    if found is None:
         return None
-    factor = float(match.group("factor"))
-    if operand is None or factor in (0, 1) or factor in stated:
+    text, operand, factors = found
+    if operand is None or any(factor in (0, 1) or factor in stated for factor, _ in factors):
         return None
     try:
         ratio = float(quantity(1, operand).to(parse_unit(unit, counts=False)).magnitude)
     except (StepgraphError, pint.PintError):
         return None
-    by_hand = 1 / factor if match.group("op") == "/" else factor
+    by_hand = math.prod(factor if multiplies else 1 / factor for factor, multiplies in factors)
+    shown = " ".join(f"{'*' if multiplies else '/'} {factor:g}" for factor, multiplies in factors)
+    shown = f"{factors[0][0]:g}" if len(factors) == 1 else shown
     if math.isclose(ratio, by_hand, rel_tol=_SAME):
-        return text, operand, factor
-    return (text, operand, factor) if not exact and _other_base(ratio, by_hand, factor) else None
+        return text, operand, shown
+    prefixes = all(factor in _PREFIX_FACTORS for factor, _ in factors)
+    if not exact and prefixes and _other_base(ratio, by_hand):
+        return text, operand, shown
+    return (text, operand, shown) if not exact and _data_slip(operand, ratio, factors) else None
+
+
+def _data_slip(operand: pint.Unit, ratio: float, factors: list[tuple[float, bool]]) -> bool:
+    """Whether the factors are a data size's conversion slipped (1024 for 8, 1024 for 1000).
+
+    "A disk writes 250 MB/s. What is that in Mbps?" was planned ``rate: "Mbps" = rate /
+    1024`` three times (the suite), "64 Gb in GB" ``gb: "GB" = gb / 1024``: the declared unit
+    says what was meant, and mixing up bits, bytes and prefixes is the very slip the units
+    are there to take away. Only data sizes and rates, only prefix and bit/byte factors, and
+    only into another unit (a factor on a value already in the unit declared is no slip).
+    """
+    dimension = str((1 * operand).dimensionality)
+    if dimension not in _DATA or math.isclose(ratio, 1.0, rel_tol=_SAME):
+        return False
+    return all(factor in _DATA_FACTORS for factor, _ in factors)
+
+
+def _factored(
+    expression: str, units: Mapping[str, pint.Unit]
+) -> tuple[str, pint.Unit | None, list[tuple[float, bool]]] | None:
+    """The one operand (text, unit) of a product and its number factors (value, multiplies).
+
+    None where the expression is anything else: two operands, a number that divides the
+    operand (``8 / x``), or nothing but numbers.
+    """
+    if (match := _SUM_FACTOR.match(expression)) is not None:
+        factor = float(match.group("factor"))
+        total = match.group("sum").strip()
+        return total, _sum_unit(total, units), [(factor, match.group("op") == "*")]
+    if (held := placeheld(expression)) is None:
+        return None
+    operands: list[tuple[ast.expr, bool]] = []
+    factors: list[tuple[float, bool]] = []
+    for term, multiplies in _terms(held.tree.body, True):
+        number = literal_number(term)
+        if number is None:
+            operands.append((term, multiplies))
+        else:
+            factors.append((number, multiplies))
+    if len(operands) != 1 or not factors:
+        return None
+    [(operand, multiplies)] = operands
+    names = {placeholder: name for name, placeholder in held.names.items()}
+    if not multiplies or not isinstance(operand, ast.Name) or operand.id not in names:
+        return None  # `8 / x` converts nothing; a call or a sum is no one operand
+    name = names[operand.id]
+    return f"${{{name}}}", units.get(name), factors
+
+
+def _terms(node: ast.expr, multiplies: bool) -> list[tuple[ast.expr, bool]]:
+    """The terms of a chain of * and /, each with whether it multiplies or divides."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
+        right = multiplies if isinstance(node.op, ast.Mult) else not multiplies
+        return [*_terms(node.left, multiplies), *_terms(node.right, right)]
+    return [(node, multiplies)]
+
+
+def literal_number(node: ast.AST) -> float | None:
+    """A number literal, or a small whole power of one (``10 ** 12``); None for all else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return None if isinstance(node.value, bool) else float(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        base, power = literal_number(node.left), literal_number(node.right)
+        if base is None or power is None or abs(base) > 1e6:
+            return None  # a power of a power, or a huge one, is no factor anyone converts by
+        if power == int(power) and 0 < power <= 24 and isinstance(node.left, ast.Constant):
+            return float(base ** int(power))
+    return None
 
 
 def _sum_unit(total: str, units: Mapping[str, pint.Unit]) -> pint.Unit | None:
@@ -190,14 +264,12 @@ def _shown(operand: str) -> str:
     return re.sub(r"\$\{(?:inputs\.)?(\w+)\}", r"\1", operand)
 
 
-def _other_base(ratio: float, by_hand: float, factor: float) -> bool:
+def _other_base(ratio: float, by_hand: float) -> bool:
     """Whether a prefix factor converts in the other base: 1024 for TiB to GB (1099.5).
 
     "How many GB is 2 TiB?" was answered ``data: "GB" = data * 1024`` (the suite's
     tib-to-gb, refused three times): the factor is a prefix's and only its base is wrong,
     so the declared unit says what was meant. They differ by whole powers of 1.024.
     """
-    if factor not in _PREFIX_FACTORS:
-        return False
     powers = math.log(ratio / by_hand) / math.log(1.024)
     return round(powers) != 0 and abs(powers - round(powers)) < 1e-6 and abs(powers) <= 5

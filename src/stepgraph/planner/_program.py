@@ -16,10 +16,11 @@ import ast
 import re
 import textwrap
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 from stepgraph.exceptions import UnitError
 from stepgraph.planner._client import Message
+from stepgraph.planner._hand import literal_number
 from stepgraph.planner._lines import _comments, too_large
 from stepgraph.planner._program_names import (
     comment_unit,
@@ -251,13 +252,7 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
             elif _unstated(node.value, numbers) and not text and declared:
                 lines[node.lineno - 1] += f"  # {above}"
             continue
-        unstated = {
-            float(n.value)
-            for n in ast.walk(node.value)
-            if isinstance(n, ast.Constant)
-            and _unstated(n, numbers)
-            and isinstance(n.value, int | float)
-        }
+        unstated = _unstated_factors(node.value, numbers)
         if len(unstated) == 1 and text and not alone and (unit := comment_unit(text)):
             # `space / 12  # in feet`: the unit the value is in, declared as plan lines
             # declare it, so the hand conversion is undone and the units convert (`_hand`)
@@ -371,6 +366,23 @@ def _speaks_of_units(comment: str) -> bool:
         if not unit.dimensionless and not money and is_everyday(unit):
             return True
     return False
+
+
+def _unstated_factors(node: ast.expr, numbers: Collection[float]) -> set[float]:
+    """The number literals of `node` the goal does not state; a power of two is one number.
+
+    ``2.5 * 10**12  # in bytes`` holds one factor done by hand, 10**12, not a 10 and a 12.
+    """
+    found, inside = set(), set()
+    for power in ast.walk(node):
+        if isinstance(power, ast.BinOp) and (value := literal_number(power)) is not None:
+            inside.update({id(power.left), id(power.right)})
+            if value not in (0, 1) and not is_stated(value, numbers):
+                found.add(value)
+    for n in ast.walk(node):
+        if id(n) not in inside and _unstated(n, numbers):
+            found.add(cast(float, literal_number(n)))
+    return found
 
 
 def _unstated(node: ast.AST, numbers: Collection[float]) -> bool:
