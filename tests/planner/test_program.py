@@ -689,7 +689,9 @@ def test_a_power_of_ten_by_hand_with_its_unit_in_a_comment_is_the_goal_s_quantit
     # The suite's transfer goal, the 1.5B model's program: `2.5 * 10**12  # in bytes` was
     # refused as "10 is not a number of the goal" and "12 is not": one factor, by hand
     program = "```python\ntotal_data = 2.5 * 10**12  # in bytes\nprint(total_data)\n```"
-    planner = Planner(ScriptedLLM([program]), syntax="lines", numbered_names=True, program_only=True)
+    planner = Planner(
+        ScriptedLLM([program]), syntax="lines", numbered_names=True, program_only=True
+    )
     path = tmp_path / "j.jsonl"
     result = Engine(planner=planner).run(
         Task(name="b", goal="How many bytes is 2.5 TB?"), journal=path

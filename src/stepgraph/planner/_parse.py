@@ -238,6 +238,8 @@ def parse_plan(
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _PLAIN_LABELLED = "the output is a plain number, but expect_unit"
 _NO_UNIT_LABEL = "expect_unit: unknown unit"
+_CHECK_PROBLEM = re.compile(r"check '(?P<expression>.*)': ", re.DOTALL)
+_UNFOUNDED = ("is not a number of the goal", "looks like a conversion factor")
 
 
 def _without_plain_labels(
@@ -269,6 +271,33 @@ def _without_plain_labels(
                 f"'{step.expect_unit}' was dropped"
             )
     return _unlabelled(plan, labelled)
+
+
+def without_unfounded_checks(
+    plan: StepGraph, problems: list[PlanProblem], repairs: list[str]
+) -> StepGraph | None:
+    """The plan without its checks that use a number the goal does not state (None: none).
+
+    A small model asserts the answer it worked out in its head (``assert hours == 2.25``)
+    or converts by hand inside a check (``assert hours * 60 == minutes``): the check is
+    refused, and with it a plan whose steps were fine (the suite's minutes-to-hours: its
+    cross-check plan, three times). A check is the plan's own extra; the engine's reverse
+    checks and the cross-check still verify the steps. Such a check is dropped and said;
+    a number it alone used is then reported unused, as it would be without it.
+    """
+    unfounded = {
+        match.group("expression")
+        for problem in problems
+        if problem.step is None
+        and (match := _CHECK_PROBLEM.match(problem.message)) is not None
+        and any(reason in problem.message for reason in _UNFOUNDED)
+    }
+    kept = [check for check in plan.checks if check.expression not in unfounded]
+    if len(kept) == len(plan.checks):
+        return None
+    for expression in sorted(unfounded):
+        repairs.append(f"check '{expression}' dropped: it uses a number the goal does not state")
+    return plan.model_copy(update={"checks": kept})
 
 
 def _unlabelled(plan: StepGraph, steps: set[str]) -> StepGraph:

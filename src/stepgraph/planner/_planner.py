@@ -27,7 +27,7 @@ from stepgraph.planner._client import (
 )
 from stepgraph.planner._draws import Draws
 from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
-from stepgraph.planner._parse import ParsedPlan, parse_plan
+from stepgraph.planner._parse import ParsedPlan, parse_plan, without_unfounded_checks
 from stepgraph.planner._program import (
     PROGRAM_ONLY_TRIES,
     PROGRAM_TRIES,
@@ -270,9 +270,13 @@ class Planner:
     ) -> ParsedPlan:
         """`_parse`, and a valid plan refused where it is not grounded in the goal."""
         parsed = self._parse(text, task, syntax)
-        if parsed.plan is not None and (grounding := grounding_problems(parsed.plan, task)):
-            return ParsedPlan(None, grounding, parsed.repairs, parsed.data)
-        return parsed
+        if parsed.plan is None or not (grounding := grounding_problems(parsed.plan, task)):
+            return parsed
+        repairs = list(parsed.repairs)
+        trimmed = without_unfounded_checks(parsed.plan, grounding, repairs)
+        if trimmed is not None and not grounding_problems(trimmed, task):
+            return ParsedPlan(trimmed, [], repairs, parsed.data, parsed.graph)
+        return ParsedPlan(None, grounding, parsed.repairs, parsed.data)
 
     def _unused_read(
         self, task: PreparedTask, text: str, problems: list[PlanProblem]
