@@ -251,3 +251,11 @@ def test_a_fresh_plan_that_still_disagrees_leaves_the_run_unverified(tmp_path):
 def test_auto_takes_another_plan_only_where_an_input_can_convert_to_the_answer(goal, route):
     read = [parse_input(item.value) for item in read_inputs(goal).values()]
     assert route_for(goal, read) == route
+
+
+def test_a_task_with_a_lookup_tool_is_checked_by_another_plan_not_the_words():
+    # The words cannot know what a register holds: on the suite's lookups the model's
+    # own answer said "100 shareholders" where the register has 4, every time
+    goal = "How many shareholders does Acme Data Systems have?"
+    assert route_for(goal, [], ["find_company", "list_shareholders", "calculate"]) == "plan"
+    assert route_for(goal, [], ["calculate", "unit_convert"]) == "worked-code"

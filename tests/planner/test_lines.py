@@ -595,3 +595,45 @@ def test_plan_lines_without_an_answer_line_answer_with_their_last_value(tmp_path
 def test_a_number_no_float_holds_is_refused_naming_its_line(literal):
     with pytest.raises(LinesError, match=r"line 2: the number .* is too large to compute with"):
         read_lines(f"rate = link\nper_year = rate * {literal}\n", ["link"], ["calculate"])
+
+
+def test_a_record_s_field_in_the_answer_is_a_reference_to_it():
+    # The suite's acme-holders: `{shareholders.count}` was left as text, braces and all
+    lines = (
+        'company = find_company("Acme Data Systems")\n'
+        "holders = list_shareholders(company.id)\n"
+        "answer = f\"{holders.count} holders; largest {holders['largest']['percent']}%\"\n"
+    )
+    tools = {"find_company": ["name"], "list_shareholders": ["company_id"]}
+    plan = read_lines(lines, [], tools)
+    assert plan["answer"] == "${holders.count} holders; largest ${holders.largest.percent}%"
+
+
+def test_the_suite_s_lookup_as_the_model_planned_it_is_verified_by_another_plan(tmp_path):
+    # The 1.5B model's first plan for acme-holders (2026-12-05), word for word: the record
+    # passed for the company's id, the count in the answer. Before, the step failed, the
+    # answer kept its braces, and the words ("100 shareholders") were the witness.
+    import sys
+
+    from stepgraph import Engine, Task
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "company"))
+    import company_tools
+
+    lines = (
+        "# shareholders of Acme Data Systems\n"
+        'company_id = find_company("Acme Data Systems")\n'
+        "shareholders = list_shareholders(company_id)\n"
+        'answer = f"{shareholders.count} shareholders"\n'
+    )
+    tools = [company_tools.find_company, company_tools.list_shareholders]
+    llm = ScriptedLLM([lines, lines])  # the cross-check's other plan: the same lookups
+    planner = Planner(llm, syntax="lines", plan_retries=0, cross_route="auto")
+    engine = Engine(tools=tools, planner=planner, cross_check=True)
+    path = tmp_path / "run.jsonl"
+    goal = "How many shareholders does Acme Data Systems have?"
+    result = engine.run(Task(name="acme-holders", goal=goal), journal=path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.answer.startswith("4 shareholders"), result.answer  # the suite expects 4
+    asked = [event.purpose for event in read_journal(path).of_kind("llm.request")]
+    assert asked == ["plan", "cross"]  # another plan, not the words

@@ -200,7 +200,8 @@ def cross_check(
     route = getattr(planner, "cross_route", "plan")
     if route == "auto":
         # the inputs read from the goal with it
-        route = route_for(task.task.goal, task.for_plan(plan).inputs.values())
+        inputs = task.for_plan(plan).inputs.values()
+        route = route_for(task.task.goal, inputs, task.tools.names())
     if route in WORKED_ROUTES:
         template = task.answer or plan.answer
         code = route == "worked-code"

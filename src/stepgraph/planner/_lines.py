@@ -37,7 +37,7 @@ from stepgraph.planner._read_goal import unique_name
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?")
 _REFERENCE = re.compile(r"\$\{(?:inputs\.)?([A-Za-z_]\w*)\}")
-_ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
+_ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)((?:\.\w+)*)(?::[^{}]*)?\}")
 
 
 class LinesError(ValueError):
@@ -535,15 +535,28 @@ class _Reader:
             template = node.value
         elif isinstance(node, ast.JoinedStr):
             template = "".join(
-                str(part.value)
-                if isinstance(part, ast.Constant)
-                else "{" + ast.unparse(part.value) + "}"
+                str(part.value) if isinstance(part, ast.Constant) else "{" + _field(part) + "}"
                 for part in node.values
                 if isinstance(part, ast.Constant | ast.FormattedValue)
             )
         else:
             raise LinesError(f'{where}: the answer is a string, e.g. answer = f"{{total}} GB"')
-        return _ANSWER_FIELD.sub(lambda m: self._reference(m.group(1), where), template)
+
+        def referenced(match: re.Match[str]) -> str:
+            reference = self._reference(match.group(1), where)
+            return f"{reference[:-1]}{match.group(2)}}}" if match.group(2) else reference
+
+        return _ANSWER_FIELD.sub(referenced, template)
+
+
+def _field(part: ast.FormattedValue) -> str:
+    """An answer's field as the template writes it: ``rows[0]["held"]`` is ``rows.0.held``.
+
+    A lookup's count in the answer (``{shareholders.count} shareholders``) was left as
+    the text itself, braces and all (the suite's acme-holders, the 1.5B model).
+    """
+    found = _field_path(part.value)
+    return ".".join([found[0], *found[1]]) if found else ast.unparse(part.value)
 
 
 def _annotated_unit(annotation: ast.expr, where: str) -> str | None:

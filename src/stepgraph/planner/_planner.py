@@ -42,7 +42,7 @@ from stepgraph.planner._prompt import (
     system_prompt,
 )
 from stepgraph.planner._read_goal import read_inputs
-from stepgraph.planner._route import route_for
+from stepgraph.planner._route import ARITHMETIC, route_for
 from stepgraph.planner._schema import plan_schema
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value
@@ -58,7 +58,6 @@ RetryWith = Literal["feedback", "fresh"]
 # Programs and no plan: always, never, or where the words are the witness (`_route`).
 ProgramOnly = bool | Literal["auto"]
 # The tools a program's arithmetic stands for; a lookup tool needs a plan that calls it.
-_ARITHMETIC = frozenset({"calculate", "unit_convert"})
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
@@ -364,7 +363,7 @@ class Planner:
         """
         if self.program_only != "auto":
             return self.program_only
-        if any(item.name not in _ARITHMETIC for item in task.tools):
+        if any(item.name not in ARITHMETIC for item in task.tools):
             return False
         values = [*task.inputs.values(), *_read_values(self._read(task)).values()]
         return route_for(task.task.goal, values) != "plan"

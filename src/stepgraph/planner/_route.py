@@ -9,8 +9,10 @@ import pint
 
 from stepgraph.planner._read_goal import asked_unit
 
+ARITHMETIC = frozenset({"calculate", "unit_convert"})
 
-def route_for(goal: str, values: Iterable[Any]) -> str:
+
+def route_for(goal: str, values: Iterable[Any], tools: Iterable[str] = ()) -> str:
     """The second route `auto` takes: another plan where the answer needs units converted.
 
     A model's words do conversions in its head, the very thing it gets wrong (on the
@@ -18,8 +20,13 @@ def route_for(goal: str, values: Iterable[Any]) -> str:
     plan's units are converted by the engine. So: a plan where an input is data (bits,
     bytes) or the question asks for a unit of measure no input is written in ("How many
     hours" of minutes, "in MB/s" of Mbps); else the worked answer, its code worked out
-    (counts and money, as in GSM8K). `values` are the goal's inputs, as read from it.
+    (counts and money, as in GSM8K). `values` are the goal's inputs, as read from it;
+    `tools` the task's tools: with any but arithmetic, another plan.
     """
+    if any(name not in ARITHMETIC for name in tools):
+        # a lookup's answer comes from its tool (a register, a database): words written
+        # without it only guess (the suite's lookups: "100 shareholders" against 4)
+        return "plan"
     quantities = [v for v in values if isinstance(v, pint.Quantity)]
     if any("[information]" in value.dimensionality for value in quantities):
         return "plan"

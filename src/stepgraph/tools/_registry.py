@@ -67,6 +67,20 @@ def _format_validation_error(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _fields_of_records(args: dict[str, Any], error: ValidationError) -> dict[str, Any]:
+    """`args` with each record refused as a plain value replaced by its field of that name."""
+    picked = dict(args)
+    for item in error.errors():
+        where, given = item["loc"], item.get("input")
+        if len(where) != 1 or not isinstance(given, dict) or where[0] not in args:
+            continue
+        name = str(where[0])
+        key = name if name in given else "id" if name.endswith("_id") and "id" in given else None
+        if key is not None and not isinstance(given[key], dict | list):
+            picked[name] = given[key]
+    return picked
+
+
 class Tool:
     """A callable the engine may run as one step, with a schema for its arguments."""
 
@@ -147,13 +161,27 @@ class Tool:
         return code_fingerprint(self.func)
 
     def validate_args(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Validate and coerce arguments; raise `ToolArgumentError` with every problem."""
+        """Validate and coerce arguments; raise `ToolArgumentError` with every problem.
+
+        A record given where a plain value is wanted, and that has a field of the
+        argument's name (``company_id`` of a record with ``company_id``, or ``id`` for an
+        argument named ``..._id``), gives that field: ``list_shareholders(company)`` with
+        the record ``find_company`` returned is the company's id (the suite's lookups, the
+        1.5B model: the step failed and the fresh plan made the same call again).
+        """
         try:
             model = self.args_model.model_validate(args)
         except ValidationError as e:
-            raise ToolArgumentError(
+            refused = ToolArgumentError(
                 f"tool '{self.name}': {_format_validation_error(e)}", tool=self.name
-            ) from e
+            )
+            picked = _fields_of_records(args, e)
+            if picked == args:
+                raise refused from e
+            try:
+                model = self.args_model.model_validate(picked)
+            except ValidationError:
+                raise refused from e
         return {name: getattr(model, name) for name in type(model).model_fields}
 
     def literal_arg_problems(self, args: dict[str, Any], referenced: Iterable[str]) -> list[str]:
