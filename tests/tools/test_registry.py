@@ -127,6 +127,16 @@ def test_a_record_with_the_field_an_argument_names_gives_that_field(record, expe
     assert list_shareholders.validate_args({"company_id": record}) == {"company_id": expected}
 
 
+def test_a_tool_with_side_effects_gets_no_field_picked_for_it():
+    @tool(side_effects=True)
+    def delete_company(company_id: int) -> str:
+        """Delete a company."""
+        return "deleted"
+
+    with pytest.raises(ToolArgumentError, match="got a record with id"):
+        delete_company.validate_args({"company_id": {"id": 42, "name": "Acme"}})
+
+
 def test_a_record_whose_field_is_itself_no_plain_value_stays_refused():
     @tool
     def list_shareholders(company_id: int) -> list[str]:

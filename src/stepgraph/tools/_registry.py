@@ -167,7 +167,8 @@ class Tool:
         argument's name (``company_id`` of a record with ``company_id``, or ``id`` for an
         argument named ``..._id``), gives that field: ``list_shareholders(company)`` with
         the record ``find_company`` returned is the company's id (the suite's lookups, the
-        1.5B model: the step failed and the fresh plan made the same call again).
+        1.5B model: the step failed and the fresh plan made the same call again). Only for
+        a tool without side effects.
         """
         try:
             model = self.args_model.model_validate(args)
@@ -175,7 +176,9 @@ class Tool:
             refused = ToolArgumentError(
                 f"tool '{self.name}': {_format_validation_error(e)}", tool=self.name
             )
-            picked = _fields_of_records(args, e)
+            # only where nothing changes in the world: a side effect runs on what was
+            # written, never on a field the engine picked
+            picked = args if self.side_effects else _fields_of_records(args, e)
             if picked == args:
                 raise refused from e
             try:
