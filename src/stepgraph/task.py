@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -15,7 +16,13 @@ import pint
 import yaml
 from pydantic import ValidationError
 
-from stepgraph.exceptions import PlanProblem, PlanValidationError, StepgraphError, TaskFileError
+from stepgraph.exceptions import (
+    PlanProblem,
+    PlanValidationError,
+    StepgraphError,
+    TaskFileError,
+    UnitError,
+)
 from stepgraph.model import Check, StepGraph, Task
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import dimension_name, parse_quantity
@@ -159,7 +166,7 @@ def resolve_inputs(task: Task, overrides: Mapping[str, str] | None = None) -> di
     values: dict[str, Any] = {}
     for name, spec in task.inputs.items():
         try:
-            values[name] = parse_input(spec.value)
+            values[name] = _finite(parse_input(spec.value))
         except StepgraphError as e:
             raise TaskFileError(f"input '{name}': {e}") from e
     for name, text in (overrides or {}).items():
@@ -169,12 +176,32 @@ def resolve_inputs(task: Task, overrides: Mapping[str, str] | None = None) -> di
                 f"--set {name}=...: the task has no input '{name}' (inputs: {known})"
             )
         try:
-            new = parse_input(text)
+            new = _finite(parse_input(text))
         except StepgraphError as e:
             raise TaskFileError(f"--set {name}={text}: {e}") from e
         _check_same_kind(name, text, values[name], new)
         values[name] = new
     return values
+
+
+def _finite(value: Any) -> Any:
+    """`value`, unless it is a number no float holds (inf, nan, a 400-digit int).
+
+    Every check compares values as floats: ``1e999 TB`` converted back to itself was
+    reported verified, and a 400-digit input ended `Engine.run` with an OverflowError.
+    """
+    magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+    if isinstance(magnitude, bool) or not isinstance(magnitude, int | float):
+        return value
+    try:
+        finite = math.isfinite(float(magnitude))
+    except OverflowError:
+        finite = False
+    if not finite:
+        shown = str(value)
+        shown = shown if len(shown) <= 40 else f"{shown[:12]}... ({len(shown)} characters)"
+        raise UnitError(f"{shown} is not a finite number the engine can compute with")
+    return value
 
 
 def _check_same_kind(name: str, text: str, declared: Any, new: Any) -> None:

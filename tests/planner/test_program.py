@@ -699,3 +699,14 @@ def test_a_power_of_ten_by_hand_with_its_unit_in_a_comment_is_the_goal_s_quantit
     assert result.values["total_data"].to("B").magnitude == pytest.approx(2.5e12)
     [proposed] = read_journal(path).of_kind("plan.proposed")
     assert any("dropped the 1e+12 that converted data (TB) to bytes" in r for r in proposed.repairs)
+
+
+def test_a_program_nested_too_deeply_is_refused_by_name_not_an_internal_error(tmp_path):
+    # A sum of 3,000 terms: Python's own parser gives up with RecursionError, which
+    # escaped the program reader and ended `Engine.run` with it.
+    padded = "```python\neggs = " + " + ".join(["16"] * 3000) + "\nprint(eggs)\n```"
+    model = ScriptedLLM([padded, padded])
+    planner = Planner(model, plan_retries=0, syntax="lines", program_only=True)
+    with pytest.raises(PlanningError, match="too deeply nested"):
+        Engine(planner=planner).run(Task(name="eggs", goal=EGGS), journal=tmp_path / "j.jsonl")
+    assert len(model.requests) == 2

@@ -66,3 +66,14 @@ def test_an_import_never_used_leaves_the_arithmetic_to_be_worked_out():
     code = "import sympy as sp\ncost = 80\noff = cost * 0.45\nprint(cost - off)"
     program = computed(_block(code) + "\n```output\n42.0\n```")
     assert program is not None and program.final == pytest.approx(44)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 1" + "0" * 400,  # no float holds it: OverflowError escaped the reader
+        "x = " + " + ".join(["1"] * 5000),  # Python's parser gives up: RecursionError
+    ],
+)
+def test_a_program_no_float_or_parser_can_hold_is_left_to_its_words(code):
+    assert computed(f"```python\n{code}\nprint(x)\n```\nANSWER: 5") is None

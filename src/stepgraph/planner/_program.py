@@ -87,6 +87,18 @@ def program_lines(
     ]
     code = _percents(_MATH_CALL.sub("", blocks[-1] if blocks else text), numbers)
     try:
+        return _read_program(code, numbers, quantities, quotes)
+    except (RecursionError, MemoryError):  # "a + a + ... + a" thousands of times
+        return code  # the lines reader refuses it, naming why
+
+
+def _read_program(
+    code: str,
+    numbers: Collection[float],
+    quantities: Mapping[str, Any] | None,
+    quotes: Mapping[str, str] | None,
+) -> str:
+    try:
         tree = ast.parse(code)
     except SyntaxError:
         return code

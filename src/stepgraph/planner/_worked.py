@@ -83,9 +83,13 @@ def computed(text: str) -> Computed | None:
         return None
     code = _ANSWER_IN_CODE.sub(r"\g<indent>print(\g<value>)", blocks[-1].group("code"))
     try:
-        tree = ast.parse(code)
-    except SyntaxError:
+        return _worked_out(ast.parse(code))
+    except (SyntaxError, RecursionError, MemoryError, OverflowError):
+        # a sum of thousands of terms, a 400-digit number: the answer is left to its words
         return None
+
+
+def _worked_out(tree: ast.Module) -> Computed | None:
     scope: dict[str, float] = {}
     printed: float | None = None
     last: float | None = None
