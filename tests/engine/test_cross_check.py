@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from stepgraph import Engine, Planner, RunStatus, Task
 from stepgraph.engine import replay
 from stepgraph.journal import read_journal
@@ -127,3 +129,50 @@ def test_an_endpoint_that_fails_is_not_asked_again_for_another_plan(tmp_path):
     [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
     assert cross.description.startswith("no second plan to compare with: no plan (")
     assert len(model.requests) == 2
+
+
+def _conversion_run(goal, lines, tmp_path, answers=()):
+    llm = ScriptedLLM([lines, *answers])
+    planner = Planner(llm, syntax="lines", numbered_names=True, plan_retries=0)
+    path = tmp_path / "run.jsonl"
+    result = Engine(planner=planner, cross_check=True).run(Task(name="c", goal=goal), journal=path)
+    return result, read_journal(path), llm
+
+
+@pytest.mark.parametrize(
+    ("goal", "lines", "expected"),
+    [
+        # the suite's unit traps, as the 1.5B model planned them (a slipped factor dropped)
+        ("How many GB is 2 TiB?", 'gb: "GB" = data * 1024', 2199.023255552),
+        ("A disk writes 250 MB/s. What is that in Mbps?", 'rate: "Mbps" = rate / 1024', 2000),
+        ("A job takes 135 minutes. How many hours?", 'h = unit_convert(duration, "h")', 2.25),
+    ],
+)  # fmt: skip
+def test_the_goal_s_one_quantity_converted_into_the_unit_asked_has_no_other_route(
+    goal, lines, expected, tmp_path
+):
+    name = lines.split(" ")[0].rstrip(":")
+    result, journal, llm = _conversion_run(goal, f'{lines}\nanswer = f"{{{name}}}"', tmp_path)
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.values[name].magnitude == pytest.approx(expected)
+    assert len(llm.requests) == 1  # no other plan asked for
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.passed and "no other route to compare" in cross.description
+
+
+@pytest.mark.parametrize(
+    ("goal", "lines"),
+    [
+        # into another unit than the one asked: which unit was meant is the model's reading
+        ("How many GB is 2 TiB?", 'mb = unit_convert(data, "MB")'),
+        # two steps: a route of its own, cross-checked as before
+        ("How many GB is 2 TiB?", 'gb = unit_convert(data, "GB")\ntwice = gb * 1'),
+    ],
+)
+def test_anything_more_than_that_one_conversion_is_cross_checked(goal, lines, tmp_path):
+    last = lines.split("\n")[-1].split(" ")[0]
+    result, journal, llm = _conversion_run(
+        goal, f'{lines}\nanswer = f"{{{last}}}"', tmp_path, answers=["no plan"] * 9
+    )
+    assert result.status is not RunStatus.VERIFIED
+    assert [e.purpose for e in journal.of_kind("llm.request")][1] == "cross"

@@ -168,8 +168,10 @@ def test_a_plan_ending_on_a_record_is_never_confirmed_by_a_number_in_words(tmp_p
 
 def test_auto_takes_another_plan_where_units_convert_and_the_words_elsewhere(tmp_path):
     """Words convert units in the model's head; another plan's units the engine converts."""
-    minutes = "A batch job takes 135 minutes. How many hours is that?"
-    lines = 'hours: "h" = duration\nanswer = f"{hours}"'
+    minutes = (
+        "A batch job takes 135 minutes, then a check takes 45 minutes. How many hours is that?"
+    )
+    lines = 'hours: "h" = duration + duration_2\nanswer = f"{hours}"'
     model = ScriptedLLM([lines, lines])  # the plan, then the second plan
     planner = Planner(model, cross_route="auto", syntax="lines")
     result = Engine(planner=planner, cross_check=True).run(

@@ -7,8 +7,8 @@ from stepgraph.journal import JournalWriter, read_journal
 from stepgraph.planner._draws import Draws
 from tests.planner.test_http import ChatServer, client
 
-GOAL = "How many GB are 2 TB?"
-PLAN = 'size: "GB" = data\nanswer = f"{size}"'
+GOAL = "How many GB are 2 TB and 500 GB together?"  # no lone conversion: a cross-check
+PLAN = 'size: "GB" = data + together\nanswer = f"{size}"'
 NOT_A_PLAN = "The answer is 2000 GB."
 
 

@@ -197,6 +197,8 @@ def cross_check(
     first = _final_value(plan, execution)
     if first is None:
         return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
+    if (alone := _conversion_alone(task, plan, first)) is not None:
+        return CrossOutcome(alone)
     route = getattr(planner, "cross_route", "plan")
     if route == "auto":
         # the inputs read from the goal with it
@@ -227,6 +229,42 @@ def cross_check(
             return CrossOutcome(verdict, other)
         lost.append(other)
     return CrossOutcome(_verdict(False, f"no second plan to compare with: {'; '.join(lost)}"))
+
+
+def _conversion_alone(task: PreparedTask, plan: StepGraph, first: Any) -> Verdict | None:
+    """A passed verdict where the plan only converts the goal's one quantity into the unit asked.
+
+    "How many GB is 2 TiB?" planned as ``unit_convert(data, "GB")`` has no other route to
+    compare: any plan reads the same one number and converts it into the same unit, and the
+    conversion is checked backwards already. Another plan only asks the model again (the
+    suite's unit traps: up to nine more plans, most refused, and the right answer left
+    unverified). Only a plan of that one step, on a goal with that one quantity, into the
+    very unit the question names; anything more is cross-checked as before.
+    """
+    if len(plan.steps) != 1:
+        return None
+    step = plan.steps[0]
+    if step.tool == "unit_convert":
+        source, target = step.args.get("value"), step.args.get("to_unit")
+    elif step.tool == "calculate":
+        source, target = step.args.get("expression"), step.expect_unit
+    else:
+        return None
+    inputs = task.for_plan(plan).inputs
+    if len(inputs) != 1 or not isinstance(first, pint.Quantity) or not isinstance(target, str):
+        return None
+    [(name, value)] = inputs.items()
+    asked = asked_unit(task.task.goal)
+    if not isinstance(value, pint.Quantity) or asked is None or first.units != asked:
+        return None
+    if not isinstance(source, str) or source.strip() != f"${{inputs.{name}}}":
+        return None
+    return _verdict(
+        True,
+        f"the goal's one quantity converted into the unit it asks for ({format_value(value)} "
+        f"is {format_value(first)}): no other route to compare; the conversion is checked "
+        "backwards",
+    )
 
 
 def worked_check(
