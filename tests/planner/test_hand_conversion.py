@@ -32,6 +32,7 @@ def run(goal, *answers, tmp_path, retries=0):
         ("How many bytes is 2.5 TB?", 'b: "B" = data * 10 ** 12', 2.5e12),
         ("A link runs at 450 Mbps. In bit/s?", 'b: "bps" = rate * 1000 * 1000', 4.5e8),
         ("A job takes 135 minutes. How many hours?", 'h: "h" = duration * 60 / 3600', 2.25),
+        ("A link runs at 450 Mbps. How fast is that in MB/s?", 'r: "MB/s" = rate * (1 / 8)', 56.25),
         # a data size's factor slipped, into the unit declared (the suite's unit traps: each
         # planned so three times and refused): bits, bytes and prefixes are the units' job
         ("A disk writes 250 MB/s. What is that in Mbps?", 'rate: "Mbps" = rate / 1024', 2000),

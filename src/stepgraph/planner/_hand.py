@@ -159,8 +159,9 @@ def _converted(
     if found is None:
         return None
     text, operand, factors = found
-    if operand is None or any(factor in (0, 1) or factor in stated for factor, _ in factors):
-        return None
+    factors = [(factor, multiplies) for factor, multiplies in factors if factor != 1]
+    if operand is None or not factors or any(f == 0 or f in stated for f, _ in factors):
+        return None  # `x * (1 / 8)` is a factor of 8; `x * 1` converts nothing
     try:
         ratio = float(quantity(1, operand).to(parse_unit(unit, counts=False)).magnitude)
     except (StepgraphError, pint.PintError):
