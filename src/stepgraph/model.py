@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from stepgraph._finite import fits_a_float, shortened
 
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 RESERVED_IDS = frozenset({"inputs"})
@@ -78,14 +79,10 @@ class Step(_Strict):
         error (OverflowError) instead of a problem fed back to the model.
         """
         for number in _numbers_in(value):
-            try:
-                finite = math.isfinite(float(number))
-            except OverflowError:
-                finite = False
-            if not finite:
-                shown = str(number)
-                shown = shown if len(shown) <= 24 else f"{shown[:12]}... ({len(shown)} digits)"
-                raise ValueError(f"the number {shown} is too large to compute with")
+            if not fits_a_float(number):
+                raise ValueError(
+                    f"the number {shortened(str(number))} is too large to compute with"
+                )
         return value
 
     @field_validator("expect_unit", mode="before")

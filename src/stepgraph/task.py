@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ import pint
 import yaml
 from pydantic import ValidationError
 
+from stepgraph._finite import fits_a_float, shortened
 from stepgraph.exceptions import (
     PlanProblem,
     PlanValidationError,
@@ -193,13 +193,8 @@ def _finite(value: Any) -> Any:
     magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
     if isinstance(magnitude, bool) or not isinstance(magnitude, int | float):
         return value
-    try:
-        finite = math.isfinite(float(magnitude))
-    except OverflowError:
-        finite = False
-    if not finite:
-        shown = str(value)
-        shown = shown if len(shown) <= 40 else f"{shown[:12]}... ({len(shown)} characters)"
+    if not fits_a_float(magnitude):
+        shown = shortened(str(value), 40)
         raise UnitError(f"{shown} is not a finite number the engine can compute with")
     return value
 

@@ -534,14 +534,20 @@ def test_a_tool_call_inside_another_is_a_step_of_its_own_first():
     assert data["answer"] == "${share} % (${holders.largest})"  # a name of a field is no step
 
 
-def test_the_suite_s_lookup_planned_with_nested_calls_runs_on_the_company_tools(tmp_path):
+def _company_tools():
+    """The suite's register tools (examples/company), imported as a plugin would be."""
     import sys
-
-    from stepgraph import Engine, Task
 
     sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "company"))
     import company_tools
 
+    return company_tools
+
+
+def test_the_suite_s_lookup_planned_with_nested_calls_runs_on_the_company_tools(tmp_path):
+    from stepgraph import Engine, Task
+
+    company_tools = _company_tools()
     lines = (
         'holders = list_shareholders(find_company("Acme Data Systems")["id"])\n'
         'share = holders["largest"]["percent"]\n'
@@ -613,13 +619,9 @@ def test_the_suite_s_lookup_as_the_model_planned_it_is_verified_by_another_plan(
     # The 1.5B model's first plan for acme-holders (2026-12-05), word for word: the record
     # passed for the company's id, the count in the answer. Before, the step failed, the
     # answer kept its braces, and the words ("100 shareholders") were the witness.
-    import sys
-
     from stepgraph import Engine, Task
 
-    sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "company"))
-    import company_tools
-
+    company_tools = _company_tools()
     lines = (
         "# shareholders of Acme Data Systems\n"
         'company_id = find_company("Acme Data Systems")\n'

@@ -190,4 +190,4 @@ def test_an_argument_no_float_holds_is_fed_back_and_the_next_plan_runs(tmp_path)
     result, journal, model = run([huge, plan], tmp_path)
     assert result.status is RunStatus.VERIFIED and result.answer == "3 nights"
     feedback = model.requests[1][-1]["content"]
-    assert "(401 digits) is too large to compute with" in feedback
+    assert "(401 characters) is too large to compute with" in feedback

@@ -33,6 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from keyword import iskeyword
 from typing import Any, cast
 
+from stepgraph._finite import fits_a_float, shortened
 from stepgraph.planner._read_goal import unique_name
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?")
@@ -76,9 +77,10 @@ def read_lines(
             else:
                 raise first from None
         if (huge := too_large(tree)) is not None:
+            shown = shortened(str(huge.value))
             raise LinesError(
-                f"line {huge.lineno}: the number {_shortened(huge)} is too large to compute "
-                "with: write the goal's quantities with their units instead of factors"
+                f"line {huge.lineno}: the number {shown} is too large to compute with: write "
+                "the goal's quantities with their units instead of factors"
             )
         reader = _Reader(inputs, tools, _comments(source), numbers or {}, shares)
         data = reader.read(tree)
@@ -100,21 +102,11 @@ def too_large(tree: ast.AST) -> ast.Constant | None:
     run ended as an internal error.
     """
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            if isinstance(node.value, bool):
-                continue
-            try:
-                if math.isfinite(float(node.value)):
-                    continue
-            except OverflowError:
-                pass
+        if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+            continue
+        if isinstance(node.value, int | float) and not fits_a_float(node.value):
             return node
     return None
-
-
-def _shortened(node: ast.Constant) -> str:
-    digits = str(node.value)
-    return digits if len(digits) <= 24 else f"{digits[:12]}... ({len(digits)} digits)"
 
 
 def _second_readings(source: str) -> list[str]:
