@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
@@ -15,14 +16,30 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stepgraph._finite import fits_a_float, shortened
-
 STEP_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 RESERVED_IDS = frozenset({"inputs"})
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def fits_a_float(number: int | float) -> bool:
+    """Whether `number` is finite and within a float's range.
+
+    Every check compares values as floats: a number no float holds (a 400-digit integer,
+    ``1e999``, NaN) ended runs as internal errors, or was reported verified (infinity
+    converted back is infinity). Plans, program replies and task inputs refuse it by name.
+    """
+    try:
+        return math.isfinite(float(number))
+    except OverflowError:
+        return False
+
+
+def shortened(text: str, limit: int = 24) -> str:
+    """`text`, or its first characters and its length where it is longer than `limit`."""
+    return text if len(text) <= limit else f"{text[:12]}... ({len(text)} characters)"
 
 
 def _numbers_in(value: Any) -> Iterator[int | float]:

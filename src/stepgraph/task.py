@@ -15,7 +15,6 @@ import pint
 import yaml
 from pydantic import ValidationError
 
-from stepgraph._finite import fits_a_float, shortened
 from stepgraph.exceptions import (
     PlanProblem,
     PlanValidationError,
@@ -23,7 +22,7 @@ from stepgraph.exceptions import (
     TaskFileError,
     UnitError,
 )
-from stepgraph.model import Check, StepGraph, Task
+from stepgraph.model import Check, StepGraph, Task, fits_a_float, shortened
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import dimension_name, parse_quantity
 

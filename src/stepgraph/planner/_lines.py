@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from keyword import iskeyword
 from typing import Any, cast
 
-from stepgraph._finite import fits_a_float, shortened
+from stepgraph.model import fits_a_float, shortened
 from stepgraph.planner._read_goal import unique_name
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n?")
