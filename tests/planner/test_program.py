@@ -710,22 +710,3 @@ def test_a_program_nested_too_deeply_is_refused_by_name_not_an_internal_error(tm
     with pytest.raises(PlanningError, match="too deeply nested"):
         Engine(planner=planner).run(Task(name="eggs", goal=EGGS), journal=tmp_path / "j.jsonl")
     assert len(model.requests) == 2
-
-
-def test_a_power_s_base_is_a_factor_not_the_goal_s_number_of_the_same_value():
-    # The suite's transfer-days-10g, the 1.5B model's program: `100 * 10**12  # in bytes`
-    # beside "a 10 Gbps link" was read as 100 TB times (10 Gbps) to the 12th power
-    goal = "How many seconds does it take to copy 100 TB over a 10 Gbps link?"
-    program = (
-        "```python\ntotal_data = 100 * 10**12  # in bytes\n"
-        "link_speed = 10 * 10**9  # in bits per second\n"
-        "seconds = total_data / link_speed\nprint(seconds)\n```"
-    )
-    planner = Planner(
-        ScriptedLLM([program]), syntax="lines", numbered_names=True, program_only=True
-    )
-    task = PreparedTask(Task(name="b", goal=goal), default_registry(), {})
-    task.inputs = resolve_inputs(task.task)
-    steps = planner.plan(task).steps
-    assert steps[0].args == {"value": "${inputs.data}", "to_unit": "bytes"}
-    assert steps[1].args == {"value": "${inputs.link}", "to_unit": "bits per second"}

@@ -466,8 +466,6 @@ class _Reader:
                     reader.bound.append(f"{where}: / {divisor} read as * {share}")
                     left = self.visit(operation.left)
                     return ast.BinOp(left, ast.Mult(), ast.Name(f"__lit_{share}", ast.Load()))
-                if isinstance(operation.op, ast.Pow) and isinstance(operation.left, ast.Constant):
-                    return operation  # `10 ** 12` is a factor, not the goal's 10 Gbps
                 operation.left = self.visit(operation.left)
                 if not isinstance(operation.op, ast.Pow):  # a square is no input
                     operation.right = self.visit(operation.right)
