@@ -167,6 +167,8 @@ def test_the_goal_s_one_quantity_converted_into_the_unit_asked_has_no_other_rout
         ("How many GB is 2 TiB?", 'mb = unit_convert(data, "MB")'),
         # two steps: a route of its own, cross-checked as before
         ("How many GB is 2 TiB?", 'gb = unit_convert(data, "GB")\ntwice = gb * 1'),
+        # a copy under a declared unit: no reverse check ran, so nothing would be checked
+        ("A job takes 135 minutes. How many hours?", 'h: "h" = duration'),
     ],
 )
 def test_anything_more_than_that_one_conversion_is_cross_checked(goal, lines, tmp_path):

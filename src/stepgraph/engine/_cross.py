@@ -244,12 +244,11 @@ def _conversion_alone(task: PreparedTask, plan: StepGraph, first: Any) -> Verdic
     if len(plan.steps) != 1:
         return None
     step = plan.steps[0]
-    if step.tool == "unit_convert":
-        source, target = step.args.get("value"), step.args.get("to_unit")
-    elif step.tool == "calculate":
-        source, target = step.args.get("expression"), step.expect_unit
-    else:
+    if step.tool != "unit_convert":
+        # only unit_convert is converted back by the reflection stage: a `calculate` copy
+        # with a declared unit has no reverse check, and would be "verified" unchecked
         return None
+    source, target = step.args.get("value"), step.args.get("to_unit")
     inputs = task.for_plan(plan).inputs
     if len(inputs) != 1 or not isinstance(first, pint.Quantity) or not isinstance(target, str):
         return None
