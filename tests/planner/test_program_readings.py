@@ -434,3 +434,60 @@ def test_minutes_divided_by_60_under_a_name_in_hours_are_converted_not_counted(t
     parsed = _parsed(goal, program)
     assert parsed.plan is not None and not parsed.plan.constants, parsed.problems
     _verified(goal, 2.25, program, "135 / 60 = 2.25.\nANSWER: 2.25", tmp_path)
+
+
+COVERS = (
+    "A rug is 6 feet long and 8 feet wide. Ann sews two covers, each 2 feet longer and 2 feet "
+    "wider than the rug. How many square feet of cloth does she need?"
+)
+COVERS_PROGRAM = """```python
+rug_length = 6
+rug_width = 8
+cover_length = rug_length + 2
+cover_width = rug_width + 2
+area = cover_length * cover_width
+print(area * 2)
+```"""
+COINS = (
+    "Ben starts with 40 coins. He gets 10 coins a week and spends 3 coins a week. How many "
+    "coins does he have after 10 weeks?"
+)
+
+
+def test_a_number_of_two_inputs_is_the_one_whose_units_agree_where_it_is_used(tmp_path):
+    """'2 feet' beside 'two covers': ``+ 2`` to feet is the feet, ``area * 2`` the covers
+    (the shape of GSM8K test 1039, refused as "Cannot convert from 'foot' to 'dimensionless'")."""
+    parsed = _parsed(COVERS, COVERS_PROGRAM)
+    assert parsed.plan is not None, parsed.problems
+    steps = {step.id: step.args["expression"] for step in parsed.plan.steps}
+    assert steps["cover_length"] == "${rug_length} + ${inputs.longer}"
+    assert steps["printed_answer"] == "${area} * ${inputs.covers_2}"
+    assert any("read as longer, where the units agree" in repair for repair in parsed.repairs)
+    words = "8 * 10 = 80 square feet per cover; 2 covers: 160.\nANSWER: 160"
+    _verified(COVERS, 160, COVERS_PROGRAM, words, tmp_path)
+
+
+def test_a_number_of_a_rate_and_a_duration_multiplied_is_the_duration(tmp_path):
+    """``(gets - spends) * 10`` beside "10 coins a week" and "10 weeks": the weeks (GSM8K
+    test 192's shape: "10 trees a year ... After 10 years")."""
+    program = (
+        "```python\nstart = 40\ngets = 10\nspends = 3\nprint(start + (gets - spends) * 10)\n```"
+    )
+    parsed = _parsed(COINS, program)
+    assert parsed.plan is not None, parsed.problems
+    steps = {step.id: step.args["expression"] for step in parsed.plan.steps}
+    assert steps["printed_answer"] == "${start} + (${gets} - ${spends}) * ${inputs.duration}"
+    _verified(COINS, 110, program, "40 + 7 * 10 = 110.\nANSWER: 110", tmp_path)
+
+
+def test_a_number_two_readings_of_one_dimension_fit_stays_refused():
+    """'2 hours less' beside 'two days': 8 h - 2 h and 8 h - 2 days both add up; no guess."""
+    goal = (
+        "Sadie slept 8 hours on Monday. For the next two days, she slept 2 hours less each. How "
+        "many hours did she sleep in those three days?"
+    )
+    program = "```python\nmonday = 8\ntuesday = monday - 2\nprint(monday + tuesday + tuesday)\n```"
+    parsed = _parsed(goal, program)
+    assert parsed.plan is None
+    assert any("units do not match" in str(problem) for problem in parsed.problems)
+    assert not any("where the units agree" in repair for repair in parsed.repairs)

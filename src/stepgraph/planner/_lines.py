@@ -30,6 +30,7 @@ import math
 import re
 import tokenize
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from keyword import iskeyword
 from typing import Any, cast
 
@@ -53,6 +54,8 @@ def read_lines(
     numbers: Mapping[str, float] | None = None,
     shares: Collection[str] = (),
     bound: list[str] | None = None,
+    choices: Mapping[int, str] | None = None,
+    ambiguous: list[Ambiguous] | None = None,
 ) -> dict[str, Any]:
     """The plan a text of lines describes, as the data of a JSON plan.
 
@@ -62,6 +65,8 @@ def read_lines(
     literal in an expression that is the number of exactly one of them is read as that
     input (a small model types the goal's 10 for ``usd_10``), and said so in `bound`;
     `shares` name those that are plain shares ("half": 0.5), which ``x / 2`` may divide by.
+    A literal that is the number of several read inputs is bound to none, and listed in
+    `ambiguous` in the order read; `choices` binds the n-th such literal to the input named.
     """
     source = _code(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
@@ -83,9 +88,12 @@ def read_lines(
                 "the goal's quantities with their units instead of factors"
             )
         reader = _Reader(inputs, tools, _comments(source), numbers or {}, shares)
+        reader.choices = choices or {}
         data = reader.read(tree)
         if bound is not None:
             bound += reader.bound
+        if ambiguous is not None:
+            ambiguous += reader.ambiguous
         return data
     except SyntaxError as e:
         shown = _line(source, e.lineno)
@@ -208,6 +216,15 @@ def _comments(source: str) -> dict[int, tuple[str, bool]]:
     return found
 
 
+@dataclass(frozen=True)
+class Ambiguous:
+    """A literal that is the number of several read inputs: `candidates`, in reading order."""
+
+    where: str
+    value: float
+    candidates: tuple[str, ...]
+
+
 class _Reader:
     def __init__(
         self,
@@ -221,6 +238,8 @@ class _Reader:
         self.numbers = numbers
         self.shares = set(shares)
         self.bound: list[str] = []
+        self.ambiguous: list[Ambiguous] = []
+        self.choices: Mapping[int, str] = {}
         self.inputs = dict(inputs) if isinstance(inputs, Mapping) else {}
         self.tools = set(tools) - {"calculate"}
         self.parameters = (
@@ -442,11 +461,13 @@ class _Reader:
                 return ast.Name(id=f"__ref_{name.id}", ctx=name.ctx)
 
             def visit_Constant(self, constant: ast.Constant) -> ast.AST:
-                found = reader._input_of(constant.value)
+                before = len(reader.ambiguous)
+                found = reader._input_of(constant.value, where)
                 if found is None:
                     return constant
                 named.add(found)
-                reader.bound.append(f"{where}: the goal's {constant.value!r} read as {found}")
+                if len(reader.ambiguous) == before:  # a chosen reading is said by its chooser
+                    reader.bound.append(f"{where}: the goal's {constant.value!r} read as {found}")
                 return ast.Name(id=f"__lit_{found}", ctx=ast.Load())
 
             def visit_Call(self, call: ast.Call) -> ast.AST:
@@ -511,8 +532,8 @@ class _Reader:
         ]
         return found[0] if len(found) == 1 else None
 
-    def _input_of(self, value: object) -> str | None:
-        """The one read input whose number `value` is, if exactly one is."""
+    def _input_of(self, value: object, where: str = "") -> str | None:
+        """The one read input whose number `value` is, if exactly one is, or as chosen."""
         if isinstance(value, bool) or not isinstance(value, int | float) or not self.numbers:
             return None
         found = [
@@ -520,7 +541,10 @@ class _Reader:
             for name, number in self.numbers.items()
             if math.isclose(value, number, rel_tol=1e-12, abs_tol=0.0)
         ]
-        return found[0] if len(found) == 1 else None
+        if len(found) < 2:
+            return found[0] if found else None
+        self.ambiguous.append(Ambiguous(where, float(value), tuple(found)))
+        return self.choices.get(len(self.ambiguous) - 1)
 
     def _answer(self, node: ast.expr, where: str) -> str:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

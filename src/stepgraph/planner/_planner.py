@@ -17,6 +17,7 @@ from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._ahead import WorkedAhead
+from stepgraph.planner._by_units import read_by_units, units_disagree
 from stepgraph.planner._client import (
     DescribesRequests,
     LLMClient,
@@ -26,7 +27,13 @@ from stepgraph.planner._client import (
     StreamingClient,
 )
 from stepgraph.planner._draws import Draws
-from stepgraph.planner._lines import LinesError, as_lines_text, plan_lines, read_lines
+from stepgraph.planner._lines import (
+    Ambiguous,
+    LinesError,
+    as_lines_text,
+    plan_lines,
+    read_lines,
+)
 from stepgraph.planner._parse import ParsedPlan, parse_plan, without_unfounded_checks
 from stepgraph.planner._program import (
     PROGRAM_ONLY_TRIES,
@@ -243,23 +250,56 @@ class Planner:
         return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
 
     def _parse(self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None) -> ParsedPlan:
+        if (syntax or self.syntax) != "lines":
+            read = self._read(task)
+            return parse_plan(
+                text, task.tools, task.inputs, task.extra_checks, answer=task.answer, read=read
+            )
+        ambiguous: list[Ambiguous] = []
+        parsed = self._parse_lines(text, task, {}, ambiguous)
+        if ambiguous and units_disagree(parsed):
+            values = _read_values(self._read(task))
+            plain = {name for name, value in values.items() if not isinstance(value, pint.Quantity)}
+            by_units = read_by_units(
+                lambda choices: self._parse_lines(text, task, choices), ambiguous, plain
+            )
+            return by_units or parsed
+        return parsed
+
+    def _parse_lines(
+        self,
+        text: str,
+        task: PreparedTask,
+        choices: Mapping[int, str],
+        ambiguous: list[Ambiguous] | None = None,
+    ) -> ParsedPlan:
         read = self._read(task)
         bound: list[str] = []  # literals the lines reader read as the goal's inputs
-        if (syntax or self.syntax) == "lines":
-            try:
-                names = {name: name for name in task.inputs}
-                names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
-                parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
-                numbers = _numbers_of(read) if self.numbered_names else None
-                shares = _shares_of(read) if numbers else []
-                data = read_lines(
-                    text, names, parameters, numbers=numbers, shares=shares, bound=bound
-                )
-            except LinesError as e:
-                return ParsedPlan(None, [PlanProblem(None, str(e))])
-            text = json.dumps(data)
+        try:
+            names = {name: name for name in task.inputs}
+            names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
+            parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
+            numbers = _numbers_of(read) if self.numbered_names else None
+            shares = _shares_of(read) if numbers else []
+            data = read_lines(
+                text,
+                names,
+                parameters,
+                numbers=numbers,
+                shares=shares,
+                bound=bound,
+                choices=choices,
+                ambiguous=ambiguous,
+            )
+        except LinesError as e:
+            return ParsedPlan(None, [PlanProblem(None, str(e))])
         parsed = parse_plan(
-            text, task.tools, task.inputs, task.extra_checks, answer=task.answer, read=read
+            json.dumps(data),
+            task.tools,
+            task.inputs,
+            task.extra_checks,
+            answer=task.answer,
+            read=read,
         )
         parsed.repairs = [*bound, *parsed.repairs]  # the literals read as inputs, first
         return parsed

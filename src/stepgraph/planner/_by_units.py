@@ -1,0 +1,60 @@
+"""A literal that is several of the goal's numbers, read as the one whose units agree.
+
+"2 feet longer ... two pieces": a program's ``bed_length + 2`` is the goal's 2, but which
+one the reader cannot tell from the number, so it binds none and the plain 2 does not add
+to feet (GSM8K test 1039, 122, 192: refused with "units do not match"). Each reading of
+the ambiguous literals is tried; a reading the plan's own unit checks accept is taken when
+it is the only one, or the only one that keeps the most of them plain numbers (``area *
+2`` for "two pieces" stays a count, not feet). Readings that disagree otherwise are no
+reading: the plan stays refused for the model to write.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from stepgraph.planner._lines import Ambiguous
+from stepgraph.planner._parse import ParsedPlan
+
+# Readings tried at most: each one parses the whole plan again.
+MAX_READINGS = 32
+
+
+def units_disagree(parsed: ParsedPlan) -> bool:
+    """Whether `parsed` was refused for a step whose units do not add up."""
+    return parsed.plan is None and any("units do not match" in str(p) for p in parsed.problems)
+
+
+def read_by_units(
+    parse: Callable[[Mapping[int, str]], ParsedPlan],
+    ambiguous: Sequence[Ambiguous],
+    plain: Collection[str],
+) -> ParsedPlan | None:
+    """The one valid reading of the `ambiguous` literals, parsed, or None.
+
+    `parse` reads the plan with the n-th ambiguous literal bound to the input named;
+    `plain` names the inputs that are plain numbers (counts), preferred where several
+    readings are valid.
+    """
+    options = [literal.candidates for literal in ambiguous]
+    if not options or math.prod(len(names) for names in options) > MAX_READINGS:
+        return None
+    valid: list[tuple[int, tuple[str, ...], ParsedPlan]] = []
+    for reading in itertools.product(*options):
+        parsed = parse(dict(enumerate(reading)))
+        if parsed.plan is not None:
+            valid.append((sum(name in plain for name in reading), reading, parsed))
+    most_plain = max((count for count, _, _ in valid), default=0)
+    best = [(reading, parsed) for count, reading, parsed in valid if count == most_plain]
+    if len(best) != 1:
+        return None
+    reading, parsed = best[0]
+    said = [
+        f"{literal.where}: the goal's {literal.value:g} is both {' and '.join(literal.candidates)};"
+        f" read as {name}, where the units agree"
+        for literal, name in zip(ambiguous, reading, strict=True)
+    ]
+    parsed.repairs = [*said, *parsed.repairs]
+    return parsed
