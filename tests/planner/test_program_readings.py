@@ -491,3 +491,47 @@ def test_a_number_two_readings_of_one_dimension_fit_stays_refused():
     assert parsed.plan is None
     assert any("units do not match" in str(problem) for problem in parsed.problems)
     assert not any("where the units agree" in repair for repair in parsed.repairs)
+
+
+POSTS = (
+    "A forum has 500 members. Each member writes 2 posts per day. How many posts do the "
+    "members write in the month of April?"
+)
+
+
+def test_the_days_of_a_month_its_name_says_are_that_month_s_length(tmp_path):
+    """`days_in_april = 30` was refused as a number the goal does not state (test 613's shape)."""
+    code = (
+        "members = 500\nposts_per_day = 2\ndays_in_april = 30\n"
+        "print(members * posts_per_day * days_in_april)\n"
+    )
+    lines = _lines(POSTS, code)
+    assert 'days_in_april = "30 day"  # April has 30 days' in lines
+    program = f"```python\n{code}```"
+    _verified(POSTS, 30000, program, "500 * 2 * 30 = 30000.\nANSWER: 30000", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "line", ["days_in_april = 31", "days_in_february = 28", "days_in_spring = 30"]
+)
+def test_a_month_s_length_its_name_does_not_bear_out_declares_nothing(line):
+    lines = _lines(POSTS, f"members = 500\n{line}\nprint(members * {line.split()[0]})\n")
+    assert f"{line}\n" in lines
+
+
+def test_a_count_floor_divided_by_2_beside_half_and_twice_is_the_half(tmp_path):
+    """``pears // 2`` beside "twice" and "half": the 2 was read as twice, "half" refused as
+    unused (GSM8K test 121's shape)."""
+    goal = (
+        "Ann has 5 apples and 8 pears. Bob has twice as many apples and half as many pears as "
+        "Ann. How many fruits do they have together?"
+    )
+    code = (
+        "ann_apples = 5\nann_pears = 8\nbob_apples = 2 * ann_apples\nbob_pears = ann_pears // 2\n"
+        "print(ann_apples + ann_pears + bob_apples + bob_pears)\n"
+    )
+    parsed = _parsed(goal, f"```python\n{code}```")
+    assert parsed.plan is not None, parsed.problems
+    assert any("// 2 read as * half" in repair for repair in parsed.repairs)
+    words = "5 + 8 + 10 + 4 = 27.\nANSWER: 27"
+    _verified(goal, 27, f"```python\n{code}```", words, tmp_path)

@@ -484,7 +484,8 @@ class _Reader:
                 if share is not None:  # `x / 2` for "half": times the goal's share
                     named.add(share)
                     divisor = ast.unparse(operation.right)
-                    reader.bound.append(f"{where}: / {divisor} read as * {share}")
+                    written = "//" if isinstance(operation.op, ast.FloorDiv) else "/"
+                    reader.bound.append(f"{where}: {written} {divisor} read as * {share}")
                     left = self.visit(operation.left)
                     return ast.BinOp(left, ast.Mult(), ast.Name(f"__lit_{share}", ast.Load()))
                 operation.left = self.visit(operation.left)
@@ -514,10 +515,11 @@ class _Reader:
 
         "twice as many ... half the number" reads 2 and 0.5: the 2 of ``jude / 2`` is the
         half, not the twice it would be bound to (GSM8K train 2913: "half" refused unused).
+        A code model halves a count with ``oranges // 2``: the half too (test 121).
         """
         divisor = operation.right
         if not (
-            isinstance(operation.op, ast.Div)
+            isinstance(operation.op, ast.Div | ast.FloorDiv)
             and isinstance(divisor, ast.Constant)
             and isinstance(divisor.value, int | float)
             and not isinstance(divisor.value, bool)

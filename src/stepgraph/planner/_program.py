@@ -294,6 +294,13 @@ _CALENDAR_NAME = re.compile(
 )
 
 
+_MONTH_DAYS = {
+    "january": 31, "march": 31, "april": 30, "may": 31, "june": 30, "july": 31, "august": 31,
+    "september": 30, "october": 31, "november": 30, "december": 31,
+}  # fmt: skip
+_MONTH_NAME = re.compile(rf"(?:\w+_)?days_(?:in|of)_(?P<month>{'|'.join(_MONTH_DAYS)})")
+
+
 def _calendar_name(node: ast.Assign) -> tuple[str, str] | None:
     """``months_in_year = 12`` as the year's length, "12 month", and why it is needed.
 
@@ -306,7 +313,15 @@ def _calendar_name(node: ast.Assign) -> tuple[str, str] | None:
         else None
     )
     value = node.value.value if isinstance(node.value, ast.Constant) else None
-    if match is None or isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    month = _MONTH_NAME.fullmatch(node.targets[0].id) if match is None else None
+    if month is not None:  # `days_in_march = 31` (GSM8K test 613; February has two lengths)
+        name = month.group("month")
+        if _MONTH_DAYS[name] != value:
+            return None
+        return f"{value:g} day", f"{name.title()} has {value:g} days"
+    if match is None:
         return None
     small, large = match.group("small"), match.group("large")
     if CALENDAR.get(float(value)) != (small, large):
