@@ -142,6 +142,17 @@ def test_a_number_written_where_the_unit_goes_is_no_unit(annotation):
     assert kept["steps"][0]["expect_unit"] == "GB"
 
 
+def test_a_colon_typed_for_the_equals_sign_is_an_assignment():
+    # The suite's transfer-nights in nine runs: `utilisation_factor: 1 - traffic_share`
+    text = "Note: this is it\nkept: 1 - lost\nAnswer: 42\nanswer = f'{kept}'"
+    data = read_lines(text, ["lost"], ["calculate"])
+    assert data["steps"] == [
+        {"id": "kept", "tool": "calculate", "args": {"expression": "1 - ${inputs.lost}"}}
+    ]
+    with pytest.raises(LinesError, match="a plan line is name = expression"):
+        read_lines('size: "GB" # in GB = 1\nanswer = f"{size}"', ["a"], ["calculate"])
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

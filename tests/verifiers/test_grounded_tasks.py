@@ -330,6 +330,11 @@ def test_a_short_quote_is_read_with_the_goal_words_around_it(tmp_path):
         ("A 2 TB disk is 65% full. How many GB are free?", "65%", "0.35", True),
         ("Prices are 30% off", "30%", "0.7", True),
         ("The link runs at 90% utilisation", "90%", "0.1", False),
+        ("A DIY version saves 20% of the $400 price", "20%", "0.8", True),  # GSM8K test 370
+        ("The third ate 25% less than the second", "25%", "0.75", True),  # train 5103
+        ("The second ate 25% more than the first", "25%", "0.75", False),
+        ("He sold 3/5 of his land and had 12.8 hectares left", "3/5", "2", True),  # 2/5 left
+        ("He owns 3/5 of the land, worth 12.8 dollars", "3/5", "2", False),
     ],
 )
 def test_a_plan_literal_is_a_complement_only_where_the_words_say_a_share_is_lost(

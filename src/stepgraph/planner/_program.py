@@ -307,15 +307,12 @@ def _calendar_name(node: ast.Assign) -> tuple[str, str] | None:
     Only where the name states that calendar fact exactly (GSM8K train 4180, refused for
     an unstated 12); as a length, it divides the goal's "2 months" into a count.
     """
-    match = (
-        _CALENDAR_NAME.fullmatch(node.targets[0].id)
-        if isinstance(node.targets[0], ast.Name)
-        else None
-    )
+    target = node.targets[0].id if isinstance(node.targets[0], ast.Name) else ""
+    match = _CALENDAR_NAME.fullmatch(target)
     value = node.value.value if isinstance(node.value, ast.Constant) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    month = _MONTH_NAME.fullmatch(node.targets[0].id) if match is None else None
+    month = _MONTH_NAME.fullmatch(target) if match is None else None
     if month is not None:  # `days_in_march = 31` (GSM8K test 613; February has two lengths)
         name = month.group("month")
         if _MONTH_DAYS[name] != value:

@@ -137,12 +137,20 @@ class GoalNumber:
 
 
 # Words that say a share is taken away, or that the rest is what counts: only beside one
-# is a percentage's complement (12% lost: 0.88 kept) the goal's number.
+# is a percentage's complement (12% lost: 0.88 kept) the goal's number. "saves 20%", "25%
+# less", "sold 3/5" take a share away too (GSM8K test 370, train 5103, test 384).
 _LOSS_WORDS = re.compile(
     r"\b(?:lost|loss(?:es)?|los(?:e|es|ing)|off|overhead|discount(?:s|ed)?|waste[ds]?|"
     r"drop(?:s|ped)?|fail(?:s|ed|ures?)?|leak(?:s|ed|age)?|reject(?:s|ed|ions?)?|"
     r"retry|retries|shrink(?:s|age)?|remain(?:s|ing|der)?|left|rest|free|full|occupied|"
-    r"except|excluding)\b",
+    r"except|excluding|less|fewer|cheaper|lower|sav(?:e[sd]?|ing|ings)|decrease[sd]?|"
+    r"reduce[sd]?|reduction)\b",
+    re.IGNORECASE,
+)
+# Verbs that take a share away unless the clause says it grows ("ate 25% more" is growth).
+_TAKING_WORDS = re.compile(
+    r"\b(?:sold|sell(?:s|ing)?|gave|give[sn]?|spent|spend(?:s|ing)?|ate|eaten|used|took|"
+    r"taken)\b",
     re.IGNORECASE,
 )
 # Where a clause ends: punctuation (a full stop, not a decimal point), or a joining word.
@@ -165,6 +173,16 @@ _GROWTH_WORDS = re.compile(
     r"raise[ds]?|rise[ns]?|rose|grow(?:s|n)?|grew|markup|marked up)\b",
     re.IGNORECASE,
 )
+
+
+def _takes_away(words: str) -> bool:
+    """Whether a clause says a share is lost, taken away or left.
+
+    A loss word says so; a taking verb ("sold", "ate") only where nothing grows.
+    """
+    if _LOSS_WORDS.search(words):
+        return True
+    return bool(_TAKING_WORDS.search(words)) and not _GROWTH_WORDS.search(words)
 
 
 def _percent(
@@ -209,7 +227,7 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         written = match.group(0).strip()
         if match.group(2):
             words = _clause(text, match.start(), match.end())
-            lost, grown = bool(_LOSS_WORDS.search(words)), bool(_GROWTH_WORDS.search(words))
+            lost, grown = _takes_away(words), bool(_GROWTH_WORDS.search(words))
             found.append(_percent(written, number, match.end(), lost, grown))
         else:
             ordinal = _ORDINAL_END.match(text, match.end()) and not _EVERY_BEFORE.search(
@@ -302,9 +320,18 @@ def _fraction(text: str, match: re.Match[str]) -> GoalNumber | None:
         return None
     value = numerator / denominator
     accepted = [value, float(numerator), float(denominator)]
-    if _LOSS_WORDS.search(_clause(text, match.start(), match.end())):
-        accepted.append(1 - value)
+    if _takes_away(_clause(text, match.start(), match.end())):
+        accepted += _rest(numerator, denominator)
     return GoalNumber(match.group(0), value, match.end(), False, None, accepted)
+
+
+def _rest(numerator: int, denominator: int) -> list[float]:
+    """The rest of a fraction lost or left, and the rest's numerator.
+
+    "sold 3/5 of his land and had 12.8 hectares left": 2/5, and the 2 of ``12.8 * (5 / 2)``
+    (GSM8K test 384, refused for a 2 the goal does not state).
+    """
+    return [1 - numerator / denominator, float(denominator - numerator)]
 
 
 def word_numbers(text: str) -> list[GoalNumber]:
@@ -326,8 +353,8 @@ def word_numbers(text: str) -> list[GoalNumber]:
         numerator, denominator = parts
         value = numerator / denominator
         accepted = [value, float(numerator), float(denominator)]
-        if _LOSS_WORDS.search(_clause(text, match.start(), match.end())):
-            accepted.append(1 - value)
+        if _takes_away(_clause(text, match.start(), match.end())):
+            accepted += _rest(numerator, denominator)
         found.append(GoalNumber(match.group(0), value, match.end(), accepted=accepted))
         spans.append(match.span())
     for match in _EQUAL_PARTS.finditer(text):
@@ -351,7 +378,7 @@ def word_numbers(text: str) -> list[GoalNumber]:
         if percent := _WORD_PERCENT.match(text, match.end()):
             # "thirty percent" is 30%, as "30 percent" is (GSM8K train 2705: 0.30 refused)
             words = _clause(text, match.start(), percent.end())
-            lost, grown = bool(_LOSS_WORDS.search(words)), bool(_GROWTH_WORDS.search(words))
+            lost, grown = _takes_away(words), bool(_GROWTH_WORDS.search(words))
             written = text[match.start() : percent.end()]
             found.append(_percent(written, values[0], percent.end(), lost, grown))
             continue
