@@ -527,3 +527,26 @@ def test_the_rest_of_a_fraction_sold_is_written_by_its_numerator(tmp_path):
     parsed = _parsed(goal, program)
     assert parsed.plan is not None, parsed.problems
     _verified(goal, 32, program, "12.8 is 2/5 of it: 12.8 / 0.4 = 32.\nANSWER: 32", tmp_path)
+
+
+def test_a_rate_named_per_day_then_per_member_is_per_day(tmp_path):
+    """`posts_per_day_per_member = 2` is 2 posts a day: times April's 30 days a count of
+    posts, where "per member" last left it plain and the answer "30,000 d" (test 613)."""
+    code = (
+        "members = 500\nposts_per_day_per_member = 2\ndays_in_april = 30\n"
+        "print(members * posts_per_day_per_member * days_in_april)\n"
+    )
+    parsed = _parsed(POSTS, f"```python\n{code}```")
+    assert parsed.plan is not None, parsed.problems
+    steps = {step.id: step.args["expression"] for step in parsed.plan.steps}
+    assert steps["posts_per_day_per_member"].endswith(" / (1 day)")
+    planner = Planner(
+        ScriptedLLM([f"```python\n{code}```", "500 * 2 * 30 = 30000.\nANSWER: 30000"]),
+        syntax="lines", numbered_names=True, cross_route="worked-code", program_only=True,
+    )  # fmt: skip
+    suite = Suite(name="p", goals=[{"id": "g", "goal": POSTS, "expect": 30000}])
+    outcome = run_goal(
+        suite, suite.goals[0], Engine(planner=planner, cross_check=True), tmp_path,
+        tmp_path / "r.jsonl",
+    )  # fmt: skip
+    assert outcome.verified and outcome.answer == "30,000", outcome.answer

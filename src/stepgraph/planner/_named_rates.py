@@ -33,7 +33,8 @@ from stepgraph.tools import ToolRegistry
 from stepgraph.units import parse_unit
 
 _ONE_INPUT = re.compile(r"\$\{inputs\.(\w+)\}")
-_PER_NAME = re.compile(r".+_per_([a-z]+)")
+# each word after "_per_": `posts_per_day_per_member` is per day (GSM8K test 613), per member
+_PER_WORD = re.compile(r"(?<=\w)_per_([a-z]+)")
 _EACH = r"\b(?:each|per|a|an|every)\s+{}s?\b"
 # "$6 per 1 kilogram": the quote stops before the next number, so it ends in "per"
 _PER_END = re.compile(r"\bper$", re.IGNORECASE)
@@ -54,9 +55,10 @@ def read_named_rates(
         if not isinstance(expression, str) or not (whole := _ONE_INPUT.fullmatch(expression)):
             continue
         name = whole.group(1)
-        if name not in read or not (named := _PER_NAME.fullmatch(step.id.casefold())):
+        if name not in read:
             continue
-        unit = _rate_unit(named.group(1), read[name])
+        words = _PER_WORD.findall(step.id.casefold())
+        unit = next((u for word in words if (u := _rate_unit(word, read[name]))), None)
         if unit is None:
             continue
         units = units if units is not None else plan_units(plan, values, tools)
