@@ -6,8 +6,9 @@ import pytest
 from stepgraph import Engine, Planner
 from stepgraph.evaluation import Suite, run_goal
 from stepgraph.model import Task
-from stepgraph.planner._planner import _numbers_of, _read_values
 from stepgraph.planner._program import program_lines
+from stepgraph.planner._read_goal import numbers_of as _numbers_of
+from stepgraph.planner._read_goal import read_values as _read_values
 from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry

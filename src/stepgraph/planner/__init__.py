@@ -14,17 +14,11 @@ from stepgraph.planner._client import (
 from stepgraph.planner._lines import plan_lines
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._plan_stream import PlanStream, PlanWatcher
-from stepgraph.planner._planner import (
-    CheckedPlan,
-    CrossRoute,
-    Planner,
-    PlannerSettings,
-    PlanSyntax,
-    RetryWith,
-)
+from stepgraph.planner._planner import CheckedPlan, Planner
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, system_prompt, tool_guide
 from stepgraph.planner._read_goal import asked_unit, goal_shape, read_inputs
 from stepgraph.planner._schema import plan_schema
+from stepgraph.planner._settings import CrossRoute, PlannerSettings, PlanSyntax, RetryWith
 
 __all__ = [
     "MAX_PLAN_STEPS",

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pint
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError, StepgraphError
+from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._ahead import WorkedAhead
@@ -48,114 +45,18 @@ from stepgraph.planner._prompt import (
     render,
     system_prompt,
 )
-from stepgraph.planner._read_goal import read_inputs
+from stepgraph.planner._read_goal import numbers_of, read_inputs, read_values, shares_of
 from stepgraph.planner._route import ARITHMETIC, route_for
 from stepgraph.planner._schema import plan_schema
-from stepgraph.task import PreparedTask, parse_input
+from stepgraph.planner._settings import CrossRoute, PlanSyntax, ProgramOnly, RetryWith
+from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import grounding_problems, task_input_problems
-
-PlanSyntax = Literal["json", "lines"]
-# How the cross-check reaches the answer a second time: another plan, or the model's own
-# worked answer in words (`_worked`).
-CrossRoute = Literal["plan", "worked", "worked-code", "auto"]
-# What a refused plan's next attempt is asked with: the problems fed back, or the opening
-# request again, sampled more widely (a small model rarely acts on feedback).
-RetryWith = Literal["feedback", "fresh"]
-# Programs and no plan: always, never, or where the words are the witness (`_route`).
-ProgramOnly = bool | Literal["auto"]
-# The tools a program's arithmetic stands for; a lookup tool needs a plan that calls it.
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
 
     from stepgraph.planner._plan_stream import PlanWatcher
-
-
-class PlannerSettings(BaseSettings):
-    """How plans are asked for, from the environment (STEPGRAPH_PLAN_SYNTAX, ..._READ_GOAL)."""
-
-    model_config = SettingsConfigDict(env_prefix="STEPGRAPH_", extra="ignore")
-
-    plan_syntax: PlanSyntax = Field(
-        "json", description="json: the plan's JSON schema; lines: one Python-like line a step."
-    )
-    read_goal: bool = Field(
-        True, description="Read the goal's quantities and show them as named, quoted inputs."
-    )
-    reason_first: bool = Field(
-        False, description="Ask for a short plain-text reasoning before the plan, and show it."
-    )
-    numbered_names: bool = Field(
-        False,
-        description="Name each count and sum of money the goal states with its number as "
-        "well (eggs_16, usd_10), and read a plan line's literal that is one read input's "
-        "number as that input.",
-    )
-    cross_route: CrossRoute = Field(
-        "plan",
-        description="The cross-check's second route: another plan, or the model's worked "
-        "answer in words (its final number and the numbers on the way must agree); "
-        "worked-code: the same, with the answer's Python, where it writes some, worked out "
-        "by the engine instead of the output the model imagines for it; auto: another plan "
-        "where the answer needs units converted (data, or a unit of measure asked for), "
-        "else worked-code.",
-    )
-    worked_ahead: bool = Field(
-        False,
-        description="Ask the worked answer of a worked cross-check while the plan is made, "
-        "not after it verified: faster where the endpoint answers requests in parallel "
-        "(a hosted API, a GPU server); no faster on a CPU llama.cpp server, which shares "
-        "its cores between the two.",
-    )
-    afresh_on_disagreement: bool = Field(
-        False,
-        description="With fresh retries and a worked route: when the worked answer "
-        "disagrees with a plan that passed its own checks, ask a fresh plan from the goal "
-        "alone (in a repair round) and hold it against the same words.",
-    )
-    tool_schemas: bool = Field(
-        True,
-        description="JSON plans: the response format holds each step to one of the tools, "
-        "by name, with that tool's own arguments (where the server constrains output); off: "
-        "the step graph's schema alone.",
-    )
-    retry_with: RetryWith = Field(
-        "feedback",
-        description="A refused plan's next attempt: feedback (the problems shown) or fresh "
-        "(the same request again, sampled more widely, the refused answer not shown).",
-    )
-    program_plan: bool = Field(
-        False,
-        description="When no plan is valid, ask the model for a short Python program and "
-        "read it as a plan in lines (never executed as Python), checked as any plan.",
-    )
-    program_first: bool = Field(
-        False,
-        description="Ask first for a short Python program, read as a plan in lines (never "
-        "executed as Python); only where it is no valid plan is a plan asked for.",
-    )
-    program_tries: int = Field(
-        PROGRAM_ONLY_TRIES,
-        ge=1,
-        le=5,
-        description="Programs only: how many programs a goal gets, the first greedy and "
-        "the others sampled more widely (a third verified none of 97 GSM8K train questions).",
-    )
-    second_words: bool = Field(
-        False,
-        description="When the worked answer disagrees with a plan that passed its own "
-        "checks, ask it once more, sampled: where that one agrees with the plan, two of "
-        "three routes agree and the plan's answer verifies (the dissent stays in the verdict).",
-    )
-    program_only: ProgramOnly = Field(
-        False,
-        description="Programs and no plan: up to two programs (the first greedy, the "
-        "other sampled more widely) and, where none is valid, no plan; a fresh attempt "
-        "(fresh retries, afresh on disagreement) is a fresh program. auto: only for a goal "
-        "whose answer the words check (counts and money) and whose tools are arithmetic; "
-        "where units convert or other tools are needed, the program first, then plans.",
-    )
 
 
 @dataclass(frozen=True)
@@ -258,7 +159,7 @@ class Planner:
         ambiguous: list[Ambiguous] = []
         parsed = self._parse_lines(text, task, {}, ambiguous)
         if ambiguous and units_disagree(parsed):
-            values = _read_values(self._read(task))
+            values = read_values(self._read(task))
             plain = {name for name, value in values.items() if not isinstance(value, pint.Quantity)}
             by_units = read_by_units(
                 lambda choices: self._parse_lines(text, task, choices), ambiguous, plain
@@ -279,8 +180,8 @@ class Planner:
             names = {name: name for name in task.inputs}
             names |= {name: item.quote.split()[0].lstrip("$") for name, item in read.items()}
             parameters = {tool.name: list(tool.args_model.model_fields) for tool in task.tools}
-            numbers = _numbers_of(read) if self.numbered_names else None
-            shares = _shares_of(read) if numbers else []
+            numbers = numbers_of(read) if self.numbered_names else None
+            shares = shares_of(read) if numbers else []
             data = read_lines(
                 text,
                 names,
@@ -405,7 +306,7 @@ class Planner:
             return self.program_only
         if any(item.name not in ARITHMETIC for item in task.tools):
             return False
-        values = [*task.inputs.values(), *_read_values(self._read(task)).values()]
+        values = [*task.inputs.values(), *read_values(self._read(task)).values()]
         return route_for(task.task.goal, values) != "plan"
 
     def reason(
@@ -664,7 +565,7 @@ class Planner:
         """
         messages = program_messages(task.task.goal)
         read = self._read(task)
-        numbers, quantities = list(_numbers_of(read).values()), _read_values(read)
+        numbers, quantities = list(numbers_of(read).values()), read_values(read)
         quotes = {name: item.quote for name, item in read.items()}
         problems: list[PlanProblem] = []
         for attempt in range(1, tries + 1):
@@ -782,43 +683,6 @@ def _worked_messages(task: PreparedTask) -> list[Message]:
     return [
         {"role": "system", "content": render("worked.md")},
         {"role": "user", "content": task.task.goal},
-    ]
-
-
-def _read_values(read: Mapping[str, GroundedInput]) -> dict[str, Any]:
-    """Each read input's value; one that does not parse is refused with the plan's inputs."""
-    values = {}
-    for name, item in read.items():
-        with contextlib.suppress(StepgraphError):
-            values[name] = parse_input(item.value)
-    return values
-
-
-def _numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
-    """Each read input's number as the goal states it: 10 for "$10", 6 for "00:00 to 06:00".
-
-    A quantity the goal states twice ("two cellphones ... buying two units") is the first
-    input's: a literal 2 is that input, where two names for one number left it unbound and
-    refused (GSM8K train 2986). Equal numbers in other units stay apart (5 m, 5 friends).
-    """
-    numbers: dict[str, float] = {}
-    seen: set[tuple[float, str]] = set()
-    for name, value in _read_values(read).items():
-        magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
-        if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
-            stated = (float(magnitude), str(getattr(value, "units", "")))
-            if stated not in seen:
-                numbers[name] = float(magnitude)
-                seen.add(stated)
-    return numbers
-
-
-def _shares_of(read: Mapping[str, GroundedInput]) -> list[str]:
-    """The read inputs that are plain shares ("half", "1/6 of", "30%"), not money or measures."""
-    return [
-        name
-        for name, value in _read_values(read).items()
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
     ]
 
 

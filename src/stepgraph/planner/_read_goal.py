@@ -10,15 +10,18 @@ them as ``${inputs.name}``; the plan gets those it refers to (`bind_read_inputs`
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Collection, Mapping
 from functools import lru_cache
+from typing import Any
 
 import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import GroundedInput, StepGraph
 from stepgraph.references import find_references
+from stepgraph.task import parse_input
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
 from stepgraph.verifiers import (
     ReadNumber,
@@ -286,3 +289,40 @@ def asked_unit(goal: str) -> pint.Unit | None:
             if not unit.dimensionless and is_everyday(unit) and unit not in found:
                 found.append(unit)
     return found[0] if len(found) == 1 else None
+
+
+def read_values(read: Mapping[str, GroundedInput]) -> dict[str, Any]:
+    """Each read input's value; one that does not parse is refused with the plan's inputs."""
+    values = {}
+    for name, item in read.items():
+        with contextlib.suppress(StepgraphError):
+            values[name] = parse_input(item.value)
+    return values
+
+
+def numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
+    """Each read input's number as the goal states it: 10 for "$10", 6 for "00:00 to 06:00".
+
+    A quantity the goal states twice ("two cellphones ... buying two units") is the first
+    input's: a literal 2 is that input, where two names for one number left it unbound and
+    refused (GSM8K train 2986). Equal numbers in other units stay apart (5 m, 5 friends).
+    """
+    numbers: dict[str, float] = {}
+    seen: set[tuple[float, str]] = set()
+    for name, value in read_values(read).items():
+        magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
+        if isinstance(magnitude, int | float) and not isinstance(magnitude, bool):
+            stated = (float(magnitude), str(getattr(value, "units", "")))
+            if stated not in seen:
+                numbers[name] = float(magnitude)
+                seen.add(stated)
+    return numbers
+
+
+def shares_of(read: Mapping[str, GroundedInput]) -> list[str]:
+    """The read inputs that are plain shares ("half", "1/6 of", "30%"), not money or measures."""
+    return [
+        name
+        for name, value in read_values(read).items()
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
+    ]

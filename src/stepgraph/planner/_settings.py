@@ -1,0 +1,106 @@
+"""How plans are asked for: the planner's choices, and their settings from the environment."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stepgraph.planner._program import PROGRAM_ONLY_TRIES
+
+PlanSyntax = Literal["json", "lines"]
+# How the cross-check reaches the answer a second time: another plan, or the model's own
+# worked answer in words (`_worked`).
+CrossRoute = Literal["plan", "worked", "worked-code", "auto"]
+# What a refused plan's next attempt is asked with: the problems fed back, or the opening
+# request again, sampled more widely (a small model rarely acts on feedback).
+RetryWith = Literal["feedback", "fresh"]
+# Programs and no plan: always, never, or where the words are the witness (`_route`).
+ProgramOnly = bool | Literal["auto"]
+
+
+class PlannerSettings(BaseSettings):
+    """How plans are asked for, from the environment (STEPGRAPH_PLAN_SYNTAX, ..._READ_GOAL)."""
+
+    model_config = SettingsConfigDict(env_prefix="STEPGRAPH_", extra="ignore")
+
+    plan_syntax: PlanSyntax = Field(
+        "json", description="json: the plan's JSON schema; lines: one Python-like line a step."
+    )
+    read_goal: bool = Field(
+        True, description="Read the goal's quantities and show them as named, quoted inputs."
+    )
+    reason_first: bool = Field(
+        False, description="Ask for a short plain-text reasoning before the plan, and show it."
+    )
+    numbered_names: bool = Field(
+        False,
+        description="Name each count and sum of money the goal states with its number as "
+        "well (eggs_16, usd_10), and read a plan line's literal that is one read input's "
+        "number as that input.",
+    )
+    cross_route: CrossRoute = Field(
+        "plan",
+        description="The cross-check's second route: another plan, or the model's worked "
+        "answer in words (its final number and the numbers on the way must agree); "
+        "worked-code: the same, with the answer's Python, where it writes some, worked out "
+        "by the engine instead of the output the model imagines for it; auto: another plan "
+        "where the answer needs units converted (data, or a unit of measure asked for), "
+        "else worked-code.",
+    )
+    worked_ahead: bool = Field(
+        False,
+        description="Ask the worked answer of a worked cross-check while the plan is made, "
+        "not after it verified: faster where the endpoint answers requests in parallel "
+        "(a hosted API, a GPU server); no faster on a CPU llama.cpp server, which shares "
+        "its cores between the two.",
+    )
+    afresh_on_disagreement: bool = Field(
+        False,
+        description="With fresh retries and a worked route: when the worked answer "
+        "disagrees with a plan that passed its own checks, ask a fresh plan from the goal "
+        "alone (in a repair round) and hold it against the same words.",
+    )
+    tool_schemas: bool = Field(
+        True,
+        description="JSON plans: the response format holds each step to one of the tools, "
+        "by name, with that tool's own arguments (where the server constrains output); off: "
+        "the step graph's schema alone.",
+    )
+    retry_with: RetryWith = Field(
+        "feedback",
+        description="A refused plan's next attempt: feedback (the problems shown) or fresh "
+        "(the same request again, sampled more widely, the refused answer not shown).",
+    )
+    program_plan: bool = Field(
+        False,
+        description="When no plan is valid, ask the model for a short Python program and "
+        "read it as a plan in lines (never executed as Python), checked as any plan.",
+    )
+    program_first: bool = Field(
+        False,
+        description="Ask first for a short Python program, read as a plan in lines (never "
+        "executed as Python); only where it is no valid plan is a plan asked for.",
+    )
+    program_tries: int = Field(
+        PROGRAM_ONLY_TRIES,
+        ge=1,
+        le=5,
+        description="Programs only: how many programs a goal gets, the first greedy and "
+        "the others sampled more widely (a third verified none of 97 GSM8K train questions).",
+    )
+    second_words: bool = Field(
+        False,
+        description="When the worked answer disagrees with a plan that passed its own "
+        "checks, ask it once more, sampled: where that one agrees with the plan, two of "
+        "three routes agree and the plan's answer verifies (the dissent stays in the verdict).",
+    )
+    program_only: ProgramOnly = Field(
+        False,
+        description="Programs and no plan: up to two programs (the first greedy, the "
+        "other sampled more widely) and, where none is valid, no plan; a fresh attempt "
+        "(fresh retries, afresh on disagreement) is a fresh program. auto: only for a goal "
+        "whose answer the words check (counts and money) and whose tools are arithmetic; "
+        "where units convert or other tools are needed, the program first, then plans.",
+    )
