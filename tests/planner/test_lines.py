@@ -11,7 +11,8 @@ from stepgraph.exceptions import PlanningError
 from stepgraph.journal import read_journal
 from stepgraph.model import RunStatus, Task
 from stepgraph.planner import Planner
-from stepgraph.planner._lines import LinesError, plan_lines, read_lines
+from stepgraph.planner._lines import LinesError, read_lines
+from stepgraph.planner._lines_shown import plan_lines
 from stepgraph.planner._parse import parse_plan
 from stepgraph.planner._prompt import template
 from stepgraph.planner._read_goal import read_inputs

@@ -11,7 +11,7 @@ from stepgraph.planner._client import (
     ResponseMode,
     StreamingClient,
 )
-from stepgraph.planner._lines import plan_lines
+from stepgraph.planner._lines_shown import plan_lines
 from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._plan_stream import PlanStream, PlanWatcher
 from stepgraph.planner._planner import CheckedPlan, Planner

@@ -25,20 +25,23 @@ references), validated, journaled, approved and shown as any plan.
 from __future__ import annotations
 
 import ast
-import io
 import math
 import re
-import tokenize
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from keyword import iskeyword
 from typing import Any, cast
 
-from stepgraph.model import fits_a_float, shortened
+from stepgraph.model import shortened
+from stepgraph.planner._lines_source import (
+    code_of,
+    comments_of,
+    is_colon_step,
+    second_readings,
+    source_line,
+    too_large,
+)
 from stepgraph.planner._read_goal import unique_name
 
-_FENCE = re.compile(r"```[a-zA-Z]*\n?")
-_REFERENCE = re.compile(r"\$\{(?:inputs\.)?([A-Za-z_]\w*)\}")
 _ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)((?:\.\w+)*)(?::[^{}]*)?\}")
 
 
@@ -68,12 +71,12 @@ def read_lines(
     A literal that is the number of several read inputs is bound to none, and listed in
     `ambiguous` in the order read; `choices` binds the n-th such literal to the input named.
     """
-    source = _code(text.replace("\0", ""))  # ast refuses NUL with a ValueError
+    source = code_of(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
         try:
             tree = ast.parse(source)
         except SyntaxError as first:
-            for candidate in _second_readings(source):
+            for candidate in second_readings(source):
                 try:
                     tree, source = ast.parse(candidate), candidate
                     break
@@ -87,7 +90,7 @@ def read_lines(
                 f"line {huge.lineno}: the number {shown} is too large to compute with: write "
                 "the goal's quantities with their units instead of factors"
             )
-        reader = _Reader(inputs, tools, _comments(source), numbers or {}, shares)
+        reader = _Reader(inputs, tools, comments_of(source), numbers or {}, shares)
         reader.choices = choices or {}
         data = reader.read(tree)
         if bound is not None:
@@ -96,147 +99,10 @@ def read_lines(
             ambiguous += reader.ambiguous
         return data
     except SyntaxError as e:
-        shown = _line(source, e.lineno)
+        shown = source_line(source, e.lineno)
         raise LinesError(f"line {e.lineno}: not a plan line ({e.msg}): {shown}") from None
     except (RecursionError, MemoryError):  # "a + a + ... + a" a hundred thousand times
         raise LinesError("the plan is too deeply nested: one short line per step") from None
-
-
-def too_large(tree: ast.AST) -> ast.Constant | None:
-    """A number literal no float holds (``1`` and 400 zeros, ``1e999``), or None.
-
-    A small model padded a program with ever larger factors (transfer training goal,
-    2026-12-05); the first comparison with the goal's numbers raised OverflowError and the
-    run ended as an internal error.
-    """
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
-            continue
-        if isinstance(node.value, int | float) and not fits_a_float(node.value):
-            return node
-    return None
-
-
-def _second_readings(source: str) -> list[str]:
-    """What a refused text may have meant, to be parsed in turn; anything else is the model's.
-
-    A code model writes a quantity as it reads ("150 USD"): quoted, it is the unit string
-    the syntax asks for. It indents a line at random (GSM8K train 1284: " showers = 2"):
-    plan lines hold no blocks, so an indent means nothing.
-    """
-    quoted = _quote_quantities(source)
-    dedented = "\n".join(line.lstrip() for line in source.splitlines()) + "\n"
-    found = [quoted] if quoted != source else []
-    if dedented != source:
-        found += [dedented, _quote_quantities(dedented)]
-    joined = _joined_names(dedented)
-    if joined != dedented:
-        found += [joined, _quote_quantities(joined)]
-    return found
-
-
-# A name written with a space where its underscore goes, as a line's target: "almond
-# butter_cost: "USD" = ..." (GSM8K train 2121).
-_SPACED_TARGET = re.compile(
-    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*(?: +[A-Za-z_][A-Za-z0-9_]*)+)\s*(?::|=(?!=))", re.MULTILINE
-)
-
-
-def _joined_names(source: str) -> str:
-    """The text with each spaced target name joined by underscores, wherever it is written."""
-    names = {
-        match.group("name")
-        for match in _SPACED_TARGET.finditer(source)
-        if not iskeyword(match.group("name").split()[0])
-    }
-    for name in sorted(names, key=len, reverse=True):
-        source = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", re.sub(" +", "_", name), source)
-    return source
-
-
-def _quote_quantities(source: str) -> str:
-    """Each number followed by a unit word (``150 USD``, ``2.5 TB``) written as a string."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return source
-    lines = source.splitlines(keepends=True)
-    spans: list[tuple[int, int, int]] = []  # line, start column, end column
-    for number, word, after in zip(tokens, tokens[1:], [*tokens[2:], None], strict=False):
-        if number.type != tokenize.NUMBER or word.type != tokenize.NAME:
-            continue
-        if number.start[0] != word.start[0] or iskeyword(word.string):
-            continue
-        if (
-            after is not None
-            and after.string in ("(", ".", "=")
-            and after.start[0] == word.start[0]
-        ):
-            continue  # a call, an attribute or a keyword argument, not a unit
-        spans.append((number.start[0], number.start[1], word.end[1]))
-    for row, start, end in reversed(spans):
-        line = lines[row - 1]
-        lines[row - 1] = f'{line[:start]}"{line[start:end]}"{line[end:]}'
-    return "".join(lines)
-
-
-def _code(text: str) -> str:
-    """The lines of code: fences removed, and prose lines (no '=', no '#') dropped.
-
-    A ``${name}`` reference, as JSON plans and the feedback write them, is the name itself.
-    """
-    text = _FENCE.sub("", text)
-    text = "\n".join(
-        _REFERENCE.sub(r"{\1}" if line.lstrip().startswith("answer") else r"\1", line)
-        for line in text.splitlines()
-    )
-    kept = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        is_code = stripped.startswith(("#", "assert ", "unused(")) or "=" in stripped
-        is_code = is_code or _is_colon_step(stripped)
-        kept.append(line if is_code or not stripped else "")
-    return "\n".join(kept).strip() + "\n"
-
-
-def _is_colon_step(line: str | ast.stmt) -> bool:
-    """Whether a line is ``name: expression`` with an operation or a call after the colon.
-
-    A colon typed for "=" (``factor: 1 - lost``); prose such as ``Answer: 42`` or
-    ``Note: this is it`` is none.
-    """
-    if isinstance(line, str):
-        try:
-            parsed = ast.parse(line).body if ":" in line else []
-        except SyntaxError:
-            return False
-        if len(parsed) != 1:
-            return False
-        line = parsed[0]
-    return (
-        isinstance(line, ast.AnnAssign)
-        and line.value is None
-        and isinstance(line.target, ast.Name)
-        and isinstance(line.annotation, ast.BinOp | ast.Call)
-    )
-
-
-def _line(source: str, number: int | None) -> str:
-    lines = source.splitlines()
-    return lines[number - 1].strip() if number and 0 < number <= len(lines) else ""
-
-
-def _comments(source: str) -> dict[int, tuple[str, bool]]:
-    """Comments by line number, each with whether it stands on a line of its own."""
-    found: dict[int, tuple[str, bool]] = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT:
-                alone = not token.line[: token.start[1]].strip()
-                found[token.start[0]] = (token.string.lstrip("#").strip(), alone)
-    except (tokenize.TokenError, SyntaxError):
-        pass  # ast.parse accepted it; a comment lost here costs only a thought
-    return found
 
 
 @dataclass(frozen=True)
@@ -318,7 +184,7 @@ class _Reader:
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             target, value = node.target, node.value
             unit = _annotated_unit(node.annotation, where)
-        elif _is_colon_step(node):
+        elif is_colon_step(node):
             # `factor: 1 - lost`, a colon typed for "=" (the suite's transfer-nights and
             # acme-holders, refused as no plan line in every run); `x: "GB"` stays refused
             assert isinstance(node, ast.AnnAssign)
@@ -672,79 +538,3 @@ def _is_call_name(tree: ast.expr, name: str) -> bool:
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
     return bool(uses) and all(id(n) in called for n in uses)
-
-
-def plan_lines(plan: dict[str, Any]) -> str:
-    """A JSON plan written in lines: the worked examples and plans shown back to the model."""
-
-    def named(text: str) -> str:
-        def python(match: re.Match[str]) -> str:  # a record's field as Python reads it
-            return re.sub(r"\.(\d+)", r"[\1]", match.group(1))
-
-        return re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", python, text)
-
-    lines = [f"# {plan['thought']}"] if plan.get("thought") else []
-    for name, constant in plan.get("constants", {}).items():
-        lines.append(f"{name} = {constant['value']!r}  # {constant['why']}")
-    for step in plan.get("steps", []):
-        unit = f': "{step["expect_unit"]}"' if step.get("expect_unit") else ""
-        args = step.get("args", {})
-        if step["tool"] == "calculate" and set(args) == {"expression"}:
-            right = _quoted_units(named(str(args["expression"])))
-        else:
-            shown = ", ".join(
-                f"{key}={_shown_argument(value, named)}" for key, value in args.items()
-            )
-            right = f"{step['tool']}({shown})"
-        thought = f"  # {step['thought']}" if step.get("thought") else ""
-        lines.append(f"{step['id']}{unit} = {right}{thought}")
-    for check in plan.get("checks", []):
-        lines.append(f"assert {named(check['expression'])}, {check.get('why', '')!r}")
-    if plan.get("answer"):
-        answer = re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"{\1}", plan["answer"])
-        lines.append(f"answer = f{answer!r}")
-    return "\n".join(lines)
-
-
-_PARENTHESISED_QUANTITY = re.compile(r"\(\s*(\d[\d_]*(?:\.\d+)?)\s+([A-Za-z%][A-Za-z0-9/]*)\s*\)")
-
-
-def as_lines_text(text: str) -> str:
-    """A message about a JSON plan, its examples written as plan lines write them.
-
-    ``ceil((${inputs.data} / ${per_hour}) / (1 day))`` becomes
-    ``ceil((data / per_hour) / "1 day")``: references are names, quantities are strings.
-    """
-    named = re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"\1", text)
-    prose, marker, example = named.partition("e.g. ")
-    if not marker:
-        return named
-    unwrapped = _PARENTHESISED_QUANTITY.sub(lambda m: f"{m.group(1)} {m.group(2)}", example)
-    return prose + marker + _quoted_units(unwrapped)
-
-
-def _shown_argument(value: Any, named: Any) -> str:
-    if isinstance(value, str) and re.fullmatch(r"\$\{[^}]+\}", value):
-        return str(named(value))
-    return repr(value)
-
-
-_QUANTITY = re.compile(
-    r"(?<![\w.])(\d[\d_]*(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z%][A-Za-z0-9/]*)"
-)
-
-
-def _quoted_units(expression: str) -> str:
-    """``800 GB / (1 Gbit/s)`` -> ``"800 GB" / "1 Gbit/s"``: in lines a unit is a string."""
-    return _QUANTITY.sub(lambda m: f'"{m.group(1)} {m.group(2)}"', expression)
-
-
-def replace_node(old: ast.expr, new: ast.expr, parents: dict[ast.AST, ast.AST]) -> None:
-    """`old` replaced by `new` where its parent holds it."""
-    parent = parents[old]
-    for field, value in ast.iter_fields(parent):
-        if value is old:
-            setattr(parent, field, new)
-        elif isinstance(value, list):
-            setattr(parent, field, [new if item is old else item for item in value])
-    parents[new] = parent

@@ -23,7 +23,7 @@ import pint
 
 from stepgraph.executor import static_outputs
 from stepgraph.model import StepGraph
-from stepgraph.planner._lines import replace_node
+from stepgraph.planner._lines_source import replace_node
 from stepgraph.tools import ToolRegistry
 
 _REFERENCE = re.compile(r"\$\{(?P<name>(?:inputs\.)?\w+)\}")

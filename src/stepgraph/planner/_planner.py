@@ -24,13 +24,8 @@ from stepgraph.planner._client import (
     StreamingClient,
 )
 from stepgraph.planner._draws import Draws
-from stepgraph.planner._lines import (
-    Ambiguous,
-    LinesError,
-    as_lines_text,
-    plan_lines,
-    read_lines,
-)
+from stepgraph.planner._lines import Ambiguous, LinesError, read_lines
+from stepgraph.planner._lines_shown import as_lines_text, plan_lines
 from stepgraph.planner._parse import ParsedPlan, parse_plan, without_unfounded_checks
 from stepgraph.planner._program import (
     PROGRAM_ONLY_TRIES,

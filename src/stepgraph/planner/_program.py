@@ -21,7 +21,7 @@ from typing import Any, cast
 from stepgraph.exceptions import UnitError
 from stepgraph.planner._client import Message
 from stepgraph.planner._hand import literal_number
-from stepgraph.planner._lines import _comments, too_large
+from stepgraph.planner._lines_source import comments_of, too_large
 from stepgraph.planner._program_names import (
     comment_unit,
     is_stated,
@@ -242,7 +242,7 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
     with no comment at all stays, for grounding to refuse.
     """
     lines = code.splitlines()
-    comments = _comments(code)
+    comments = comments_of(code)
     for node in reversed(tree.body):
         if not (
             isinstance(node, ast.Assign)

@@ -20,7 +20,7 @@ import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.planner._hand import measure_word
-from stepgraph.planner._lines import _comments, replace_node
+from stepgraph.planner._lines_source import comments_of, replace_node
 from stepgraph.units import parse_unit, quantity
 
 
@@ -33,7 +33,7 @@ def percent_names(code: str, tree: ast.Module, numbers: Collection[float]) -> st
     Only where every use divides by 100 at once (``p / 100``, ``x * p / 100``): a use
     that divides by the name (``x / p / 100``) or uses it bare keeps the program as it is.
     """
-    lines, comments = code.splitlines(), _comments(code)
+    lines, comments = code.splitlines(), comments_of(code)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in tree.body:
         assigned = _assigned_number(node)
@@ -83,7 +83,7 @@ def unit_commented(code: str, tree: ast.Module, quantities: Mapping[str, Any]) -
     goal's (0.5 for 30 minutes, GSM8K train 6849) or several of them (5 meters, 5 friends:
     641). The line is written with the input's name, so no reading of the number is left.
     """
-    lines, comments = code.splitlines(), _comments(code)
+    lines, comments = code.splitlines(), comments_of(code)
     for node in tree.body:
         text, alone = comments.get(node.lineno, ("", True))
         assigned = _assigned_number(node)

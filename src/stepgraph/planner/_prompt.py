@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from stepgraph.model import StepGraph, WorkedExample
-from stepgraph.planner._lines import plan_lines
+from stepgraph.planner._lines_shown import plan_lines
 from stepgraph.tools import ToolRegistry
 
 MAX_PLAN_STEPS = 200
