@@ -79,3 +79,18 @@ def test_a_task_file_input_no_float_holds_is_refused_by_name(tmp_path):
     task = load(tmp_path, "name: t\ngoal: Convert the data\ninputs:\n  data: 1e999 TB\n")
     with pytest.raises(TaskFileError, match="input 'data': inf TB is not a finite number"):
         resolve_inputs(task)
+
+
+@pytest.mark.parametrize("value", ["inf GB", "-infinity TB", "NaN", "nan MB/s"])
+def test_a_task_input_written_as_inf_or_nan_is_refused(tmp_path, value):
+    """'inf GB' is text to the input reader but a number to unit_convert: it was converted
+    into 'inf TB' and reported verified."""
+    task = load(tmp_path, f"name: t\ngoal: Convert the data\ninputs:\n  data: {value}\n")
+    with pytest.raises(TaskFileError, match=r"input 'data': .* is not a finite number"):
+        resolve_inputs(task)
+
+
+@pytest.mark.parametrize("value", ["Inf Ltd", "Nancy", "infosys"])
+def test_a_name_that_begins_like_inf_or_nan_stays_text(tmp_path, value):
+    task = load(tmp_path, f"name: t\ngoal: Look it up\ninputs:\n  company: {value}\n")
+    assert resolve_inputs(task) == {"company": value}

@@ -24,7 +24,7 @@ from stepgraph.exceptions import (
 )
 from stepgraph.model import Check, StepGraph, Task, fits_a_float, shortened
 from stepgraph.tools import ToolRegistry
-from stepgraph.units import dimension_name, parse_quantity
+from stepgraph.units import dimension_name, parse_quantity, parse_unit
 
 _NUMBER_FIRST = re.compile(r"^\s*[-+]?(\d|\.\d)")
 
@@ -183,12 +183,29 @@ def resolve_inputs(task: Task, overrides: Mapping[str, str] | None = None) -> di
     return values
 
 
+# "inf GB", "-infinity", "NaN": text to the input reader, a number to a tool that parses it
+_NOT_FINITE = re.compile(r"\s*[+-]?(?:inf(?:inity)?|nan)(?:\s+(?P<unit>.+?))?\s*", re.IGNORECASE)
+
+
+def _is_not_finite(text: str) -> bool:
+    """Whether `text` is inf or nan, alone or with a unit ("Inf Ltd" is a name)."""
+    match = _NOT_FINITE.fullmatch(text)
+    if match is None:
+        return False
+    try:
+        return match.group("unit") is None or bool(parse_unit(match.group("unit"), counts=False))
+    except StepgraphError:
+        return False
+
+
 def _finite(value: Any) -> Any:
     """`value`, unless it is a number no float holds (inf, nan, a 400-digit int).
 
     Every check compares values as floats: ``1e999 TB`` converted back to itself was
     reported verified, and a 400-digit input ended `Engine.run` with an OverflowError.
     """
+    if isinstance(value, str) and _is_not_finite(value):  # text, but a number to a tool
+        raise UnitError(f"{value} is not a finite number the engine can compute with")
     magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
     if isinstance(magnitude, bool) or not isinstance(magnitude, int | float):
         return value

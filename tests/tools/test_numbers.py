@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from stepgraph import CalculationError, Engine, PlanValidationError, RunStatus, tool
+from stepgraph import CalculationError, Engine, PlanValidationError, RunStatus, UnitError, tool
 from stepgraph.tools import calculate
 from stepgraph.tools.expression import evaluate
 from stepgraph.units import quantity
@@ -275,3 +275,12 @@ def test_a_step_id_written_without_its_braces_gets_the_fix():
 def test_a_keyword_after_a_number_is_no_unit(text):
     # "0 and" once read as the quantity zero "and" and the check was invalid syntax.
     assert evaluate(text, {"${a}": 1, "${b}": 2}) is True
+
+
+@pytest.mark.parametrize("text", ["inf GB", "nan nights", "1e999 TB"])
+def test_a_quantity_that_is_inf_or_nan_is_refused_where_it_is_read(text):
+    """A plan's own "inf GB" reaches unit_convert as text; converted, it was 'inf TB'."""
+    from stepgraph.units import parse_quantity
+
+    with pytest.raises(UnitError, match="not a finite number"):
+        parse_quantity(text)

@@ -219,3 +219,9 @@ def test_every_field_of_the_plan_schema_is_described():
     for model in models:
         for name, prop in model["properties"].items():
             assert prop.get("description"), f"{model.get('title')}.{name} has no description"
+
+
+def test_unit_convert_refuses_a_result_no_float_holds():
+    """1e300 TB in bits overflowed to inf; the reverse check then failed on 'inf bit'."""
+    with pytest.raises(UnitError, match="no finite number"):
+        unit_convert.func(value=quantity(1e300, "TB"), to_unit="bit")

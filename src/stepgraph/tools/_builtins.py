@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import pint
@@ -156,7 +157,10 @@ def unit_convert(value: QuantityLike, to_unit: str, from_unit: str = "") -> Any:
         value = quantity(value, parse_unit(from_unit))
     elif from_unit and not compatible(value, from_unit):
         raise UnitError(f"value {format_value(value)} does not match from_unit '{from_unit}'")
-    return convert(value, to_unit)
+    converted = convert(value, to_unit)
+    if not math.isfinite(float(converted.magnitude)):  # 1e300 TB in bits
+        raise UnitError(f"{format_value(value)} in {to_unit} is no finite number (an overflow)")
+    return converted
 
 
 BUILTIN_TOOLS = (calculate, unit_convert)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.resources
+import math
 import re
 import threading
 from fractions import Fraction
@@ -273,8 +274,16 @@ def parse_quantity(text: str | float | int) -> Any:
             raise UnitError(f"cannot read '{text}' as a number with a unit: {e}") from e
         except Exception as e:  # pint raises many kinds here; all mean "not a quantity"
             raise UnitError(f"cannot read '{text}' as a number with a unit: {e}") from e
-        return normalize(value)
+        return _finite(normalize(value))
     raise UnitError(f"cannot read '{text}' as a number with a unit")
+
+
+def _finite(value: Any) -> Any:
+    """`value`, unless its number is inf or nan: "inf GB" converted was reported verified."""
+    magnitude = getattr(value, "magnitude", value)
+    if isinstance(magnitude, float) and not math.isfinite(magnitude):
+        raise UnitError(f"{value} is not a finite number the engine can compute with")
+    return value
 
 
 def dimension_name(value: Any) -> str:
