@@ -121,3 +121,13 @@ def test_a_count_of_things_named_after_a_colon_is_not_required():
     assert required("Fish in 3 different colors: orange, green, and blue.") == [("3", False)]
     assert required("There are 4 rooms: the hall, the den and the attic.") == [("4", True)]
     assert required("He bought 3 apples: 2 were red.") == [("3", True), ("2", True)]
+
+
+def test_a_number_after_a_word_and_a_hyphen_names_something_and_is_not_asked_for():
+    """GSM8K train 1402: "killed by COVID-19" refused every right program for its 19."""
+    from stepgraph.verifiers._numbers import goal_numbers
+
+    goal = "After COVID-19 they drove 20 miles on I-95 with 5-6 bags."
+    assert [(n.text, n.required) for n in goal_numbers(goal)] == [
+        ("19", False), ("20", True), ("95", False), ("5", True), ("6", True),
+    ]  # fmt: skip

@@ -237,6 +237,7 @@ def goal_numbers(text: str) -> list[GoalNumber]:
             label = (
                 _GRADE_AFTER.match(text, match.end()) is not None
                 or _GRADE_BEFORE.search(text, 0, match.start()) is not None
+                or _NAMED_BY_HYPHEN.search(text, 0, match.start()) is not None
                 or _is_label(text, match)
             )
             found.append(
@@ -263,6 +264,9 @@ _GRADE_AFTER = re.compile(r"(?:st|nd|rd|th)[\s-]+grade", re.IGNORECASE)
 # "the Grade 6 PE class" names it too (GSM8K train 3705: every plan refused for leaving the 6
 # unused); "she can grade 296 papers" is a verb, and lowercase.
 _GRADE_BEFORE = re.compile(r"\bGrade\s+$")
+# "COVID-19", "I-95", "a B-52": a number after a word and a hyphen is part of a name (GSM8K
+# train 1402: "a family killed by COVID-19", every right program refused for leaving 19 unused)
+_NAMED_BY_HYPHEN = re.compile(r"[A-Za-z]-$")
 # "Book 1 cost 13.00 and Book 2 cost 15.00": a number right after a capitalised noun that
 # opens a sentence or a list, where the noun is numbered so more than once, names that one
 # (GSM8K train 2289 read "Book 1" as `cost_1` and plans priced it). Not "Another 20 came"
