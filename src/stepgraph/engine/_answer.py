@@ -201,13 +201,10 @@ def failures_of(execution: Execution, verdicts: list[Verdict]) -> list[str]:
 
 def answer_effect(plan: StepGraph, execution: Execution, prepared: PreparedTask) -> Verdict | None:
     """A failed verdict when a number the plan read from the goal never changes its answer."""
-    template = prepared.answer or plan.answer
-    ids = [step.id for step in plan.steps]
-    first = next((r.step for r in find_references(template or "") if r.step in ids), None)
-    ran = [sid for sid in ids if sid in execution.values]
-    targets = {first} if first is not None else set(ran[-1:])
-    if not targets <= set(execution.values):
+    target = answer_target(plan, execution, prepared)
+    if target is None or target not in execution.values:
         return None
+    targets = {target}
     unused = {entry.number for entry in plan.unused}
     names = [
         name
@@ -217,6 +214,15 @@ def answer_effect(plan: StepGraph, execution: Execution, prepared: PreparedTask)
     inputs = prepared.for_plan(plan).inputs
     inert = inert_inputs(plan.steps, execution.actions, execution.values, inputs, names, targets)
     return effect_verdict(inert, {name: item.quote for name, item in plan.inputs.items()})
+
+
+def answer_target(plan: StepGraph, execution: Execution, prepared: PreparedTask) -> str | None:
+    """The step whose value the answer reports: the template's first, else the last that ran."""
+    template = prepared.answer or plan.answer
+    ids = [step.id for step in plan.steps]
+    first = next((r.step for r in find_references(template or "") if r.step in ids), None)
+    ran = [sid for sid in ids if sid in execution.values]
+    return first if first is not None else (ran[-1] if ran else None)
 
 
 def answer_steps(

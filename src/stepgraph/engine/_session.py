@@ -18,12 +18,14 @@ from stepgraph.engine._answer import (
     answer_effect,
     answer_sources,
     answer_steps,
+    answer_target,
     compose_answer,
     failures_of,
 )
 from stepgraph.engine._approval import RunParked, tool_fingerprints
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cancel import CANCELLED, cancelled_event
+from stepgraph.engine._counts import whole_count
 from stepgraph.engine._cross import (
     WORKED_ROUTES,
     CrossOutcome,
@@ -109,6 +111,13 @@ class RunSession:
         self.examples: Sequence[WorkedExample] = ()
         # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
         self._task_plan_dump: dict[str, Any] | None = None
+
+    def _whole_count(self, plan: StepGraph, execution: Execution) -> Verdict | None:
+        """A failed verdict where the goal needs whole things and the answer is a fraction."""
+        target = answer_target(plan, execution, self.prepared)
+        if target is None or target not in execution.values:
+            return None
+        return whole_count(self.prepared.task.goal, execution.values[target])
 
     def _held_to_goal(self, plan: StepGraph) -> bool:
         """Whether the goal-number coverage verdict applies to this plan.
@@ -479,6 +488,8 @@ class RunSession:
             effect = answer_effect(plan, execution, self.prepared) if coverage else None
             if effect is not None and coverage is not None and coverage.passed:
                 verdicts.append(effect)  # named by a step, yet the answer ignores it
+            if (count := self._whole_count(plan, execution)) is not None:
+                verdicts.append(count)
         self._journal_verdicts(verdicts)
         return execution, verdicts
 

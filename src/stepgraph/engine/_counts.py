@@ -1,0 +1,68 @@
+"""A count of things a question needs is whole: "How many printers are needed?" is not 6.67.
+
+The suite's printers-needed ("20,000 pages within 2 hours, 25 pages per minute"): the
+model's program divided and stopped at 6.67 printers, its words said 7, and the run ended
+unverified three times over with the same program. A fractional count of things the goal
+needs (buys, fits, hires) answers no question; the verdict says so and how to round, so the
+run's repair asks again instead of holding the same answer against the words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pint
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.model import Verdict, VerdictKind
+from stepgraph.units import format_value, parse_unit
+
+_QUESTION = re.compile(r"[^.?!]*\?")
+_HOW_MANY = re.compile(r"\bhow many (?P<noun>[a-z]+)\b", re.IGNORECASE)
+# Words that say the things are needed whole: "needed", "must", "to buy", "fit"
+_NEEDED = re.compile(
+    r"\b(?:needs?|needed|require[sd]?|required|must|necessary|buy|rent|hire|fit|use)\b",
+    re.IGNORECASE,
+)
+
+
+def asked_count(goal: str) -> str | None:
+    """The things the goal's question counts where it needs them whole ("printers"), or None.
+
+    None where the question counts a unit of measure ("how many hours", "how many cups"):
+    those are quantities, and a fraction of one is an answer.
+    """
+    questions = _QUESTION.findall(goal)
+    if not questions or not _NEEDED.search(questions[-1]):
+        return None
+    match = _HOW_MANY.search(questions[-1])
+    if match is None:
+        return None
+    noun = match.group("noun")
+    try:
+        unit = parse_unit(noun, counts=False)
+    except StepgraphError:
+        return noun
+    return noun if unit.dimensionless else None
+
+
+def whole_count(goal: str, value: Any) -> Verdict | None:
+    """A failed verdict where the goal needs whole things and the answer is a fraction of one."""
+    noun = asked_count(goal)
+    if noun is None or isinstance(value, bool):
+        return None
+    if isinstance(value, pint.Quantity):
+        if not value.dimensionless:
+            return None
+        value = value.to("dimensionless").magnitude
+    if not isinstance(value, int | float) or float(value).is_integer():
+        return None
+    return Verdict(
+        kind=VerdictKind.ANSWER,
+        passed=False,
+        description=f"the goal asks how many {noun} it needs, and {format_value(value)} is "
+        "no whole number of them: round up (ceil) where all must be covered, down (floor) "
+        "where only full ones count",
+        values={"answer": format_value(value)},
+    )
