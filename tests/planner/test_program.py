@@ -615,9 +615,12 @@ def test_equal_numbers_in_other_units_stay_unbound():
     assert parsed.plan.steps[0].args["expression"] == "${inputs.distance} * 5"
 
 
+# The suite's printers-needed asks "How many printers are needed?", whose fraction now fails
+# the whole-count verdict before any words (`tests/engine/test_whole_count.py`); asked as a
+# share, a fraction is an answer, and the fresh program's reuse is still what is held here.
 JOB = (
     "A print job of 300 pages must finish within 2 hours. Each printer prints 5 pages per "
-    "minute. How many printers are needed?"
+    "minute. What share of one printer's two hours does the job take?"
 )
 
 
