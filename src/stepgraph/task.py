@@ -192,10 +192,13 @@ def _is_not_finite(text: str) -> bool:
     match = _NOT_FINITE.fullmatch(text)
     if match is None:
         return False
+    if match.group("unit") is None:
+        return True
     try:
-        return match.group("unit") is None or bool(parse_unit(match.group("unit"), counts=False))
+        parse_unit(match.group("unit"), counts=False)
     except StepgraphError:
         return False
+    return True
 
 
 def _finite(value: Any) -> Any:
