@@ -3,10 +3,11 @@
 import pytest
 
 from stepgraph import Engine, Planner
-from stepgraph.engine._counts import asked_count, whole_count
+from stepgraph.engine._counts import whole_count
 from stepgraph.evaluation import Suite, run_goal
 from stepgraph.planner._client import LLMReply, Message
 from stepgraph.planner._prompt import render
+from stepgraph.planner._read_goal import asked_count
 from stepgraph.testing import ScriptedLLM
 
 PRINTERS = (

@@ -9,42 +9,13 @@ run's repair asks again instead of holding the same answer against the words.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pint
 
-from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Verdict, VerdictKind
-from stepgraph.units import format_value, parse_unit
-
-_QUESTION = re.compile(r"[^.?!]*\?")
-_HOW_MANY = re.compile(r"\bhow many (?P<noun>[a-z]+)\b", re.IGNORECASE)
-# Words that say the things are needed whole: "needed", "must", "to buy", "fit"
-_NEEDED = re.compile(
-    r"\b(?:needs?|needed|require[sd]?|required|must|necessary|buy|rent|hire|fit|use)\b",
-    re.IGNORECASE,
-)
-
-
-def asked_count(goal: str) -> str | None:
-    """The things the goal's question counts where it needs them whole ("printers"), or None.
-
-    None where the question counts a unit of measure ("how many hours", "how many cups"):
-    those are quantities, and a fraction of one is an answer.
-    """
-    questions = _QUESTION.findall(goal)
-    if not questions or not _NEEDED.search(questions[-1]):
-        return None
-    match = _HOW_MANY.search(questions[-1])
-    if match is None:
-        return None
-    noun = match.group("noun")
-    try:
-        unit = parse_unit(noun, counts=False)
-    except StepgraphError:
-        return noun
-    return noun if unit.dimensionless else None
+from stepgraph.planner._read_goal import asked_count
+from stepgraph.units import format_value
 
 
 def whole_count(goal: str, value: Any) -> Verdict | None:
