@@ -131,3 +131,58 @@ def test_a_number_after_a_word_and_a_hyphen_names_something_and_is_not_asked_for
     assert [(n.text, n.required) for n in goal_numbers(goal)] == [
         ("19", False), ("20", True), ("95", False), ("5", True), ("6", True),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("goal", "expressions"),
+    [
+        # GSM8K train 4294: 12 is the three periods of 4 weeks, said again
+        (
+            "She saves $5 a week for 4 weeks, then $10 a week for the next 4 weeks, then "
+            "$20 a week for the next 4 weeks. How much has she saved over 12 weeks?",
+            ["5 * 4", "10 * 4", "20 * 4"],
+        ),
+        # GSM8K train 1501: "the two deliveries" counts the first and the second store
+        (
+            "A truck carries 50000 pounds. 10% is unloaded at the first store, and 20% of "
+            "the rest at the second store. How much is left after the two deliveries?",
+            ["50000 - 50000 * 0.1", "45000 - 45000 * 0.2"],
+        ),
+        # GSM8K train 3788: "day one ... day 2 ... those two days"; 75% is 25%'s rest
+        (
+            "25% of the fish are sharks and 75% are other fish. On day one she counts 15 "
+            "fish. On day 2 she counts three times as many. How many sharks over those two "
+            "days?",
+            ["15 * 3", "0.25 * (15 + 45)"],
+        ),
+        # GSM8K train 3348 and 7301: names, and a period of one
+        ("He wrote 25 songs on the top 10 charts and 10 more. How many songs?", ["25 + 10"]),
+        ("She puts $100 into her 401K 26 times. How much after 1 year?", ["100 * 26"]),
+    ],
+)
+def test_a_number_that_restates_the_others_or_names_something_is_not_required(goal, expressions):
+    verdict = goal_coverage(goal, _plan(*expressions))
+    assert verdict is not None and verdict.passed, verdict.description
+
+
+@pytest.mark.parametrize(
+    ("goal", "expressions", "unused"),
+    [
+        # 12 is not the sum of the other weeks: a plan must use it
+        ("She saves $5 a week for 4 weeks and $10 a week for 4 weeks. Over 12 weeks?",
+         ["5 * 4", "10 * 4"], "12"),
+        # three ordinals, but "the two" counts only two of them: no restating
+        ("The first, second and third store each took 10 boxes. The two trucks had 50 "
+         "boxes. How many are left?", ["50 - 10 * 3"], "two"),
+        # a period of 2 is a multiplier; "1 apple" eaten is a number to use
+        ("He earns $5 a day. How much in 2 weeks?", ["5 * 7"], "2"),
+        ("He had 5 apples and ate 1 apple. How many are left?", ["5"], "1"),
+        # 30% and 70% of different things, the second first: both needed
+        ("70% of the 10 boys and 30% of the 20 girls came. How many came?", ["0.7 * 10"],
+         "30%"),
+    ],
+)  # fmt: skip
+def test_a_number_that_only_looks_like_a_restatement_stays_required(goal, expressions, unused):
+    verdict = goal_coverage(goal, _plan(*expressions))
+    assert verdict is not None and not verdict.passed
+    assert verdict.values[unused] == "unused", verdict.values

@@ -310,3 +310,17 @@ def test_a_number_the_goal_writes_as_a_word_is_no_literal():
     assert _problems(plan, goal) == []
     step["args"]["expression"] = "3 * 28 + 3 * 31 + 3 * 26"
     assert any("3 is not a number of the goal" in p for p in _problems(plan, goal))
+
+
+def test_the_days_a_goal_lists_by_name_are_a_number_of_the_goal():
+    """GSM8K train 2229: "on Monday, Wednesday, and Saturday", `days_per_week = 3` refused."""
+    goal = "She earns $2 an hour on Monday, Wednesday, and Saturday, 4 hours at a time."
+
+    def plan(expression):
+        return {"steps": [{"id": "pay", "tool": "calculate", "args": {"expression": expression}}]}
+
+    assert _problems(plan("2 * 4 * 3"), goal) == []
+    assert any("5 is not a number of the goal" in p for p in _problems(plan("2 * 4 * 5"), goal))
+    assert any(
+        "3 is not" in p for p in _problems(plan("2 * 4 * 3"), goal.replace(", Wed", "; Wed"))
+    )

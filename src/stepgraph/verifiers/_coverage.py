@@ -32,6 +32,7 @@ from stepgraph.verifiers._numbers import (
     states,
     word_numbers,
 )
+from stepgraph.verifiers._restated import restated
 
 
 def used_inputs(plan: StepGraph, checks: Iterable[Check] = ()) -> set[str]:
@@ -83,10 +84,8 @@ def unused_numbers(
     listed = {_plain(item.number) for item in plan.unused if item.why.strip()}
     unused = [
         number
-        for number in [*goal_numbers(goal), *word_numbers(goal)]
-        if number.value != 0
-        and number.required
-        and _plain(number.text) not in listed
+        for number in required_numbers(goal)
+        if _plain(number.text) not in listed
         and not any(matches(u, number.accepted) for u in used)
         and not any(
             states(stated, value)
@@ -96,6 +95,13 @@ def unused_numbers(
     ]
     spelled_out = enumerated(unused, goal, plan)
     return [number for number in unused if number not in spelled_out]
+
+
+def required_numbers(goal: str) -> list[GoalNumber]:
+    """The goal's numbers a plan must use: not zero, no name, and none restating others."""
+    numbers = [*goal_numbers(goal), *word_numbers(goal)]
+    free = {id(number) for number in restated(goal, numbers)}
+    return [n for n in numbers if n.value != 0 and n.required and id(n) not in free]
 
 
 def _plain(text: str) -> str:
@@ -113,7 +119,7 @@ def goal_coverage(
     `inputs` are the task's own input values and `checks` its own checks, for a task held
     to its goal's words (``grounded: true``).
     """
-    stated = [n for n in [*goal_numbers(goal), *word_numbers(goal)] if n.value != 0 and n.required]
+    stated = required_numbers(goal)
     if not stated:
         return None
     unused = [number.text for number in unused_numbers(plan, goal, inputs, checks)]
