@@ -150,7 +150,7 @@ def test_a_number_after_a_word_and_a_hyphen_names_something_and_is_not_asked_for
         ),
         # GSM8K train 3788: "day one ... day 2 ... those two days"; 75% is 25%'s rest
         (
-            "25% of the fish are sharks and 75% are other fish. On day one she counts 15 "
+            "Of the fish she sees, 25% are sharks and 75% are other fish. On day one she counts 15 "
             "fish. On day 2 she counts three times as many. How many sharks over those two "
             "days?",
             ["15 * 3", "0.25 * (15 + 45)"],
