@@ -177,9 +177,26 @@ def test_a_number_that_restates_the_others_or_names_something_is_not_required(go
         # a period of 2 is a multiplier; "1 apple" eaten is a number to use
         ("He earns $5 a day. How much in 2 weeks?", ["5 * 7"], "2"),
         ("He had 5 apples and ate 1 apple. How many are left?", ["5"], "1"),
-        # 30% and 70% of different things, the second first: both needed
+        # 30% and 70% of different things: both needed
         ("70% of the 10 boys and 30% of the 20 girls came. How many came?", ["0.7 * 10"],
          "30%"),
+        ("He painted 30% of the walls and 70% of the doors. There are 400 walls and 200 "
+         "doors. How many did he paint?", ["400 * 0.3"], "70%"),
+        # the story's "two remaining" counts people still to work out, not the ordinals
+        ("Four people lost 103 kg. The first lost 27 kg. The second lost 7 kg less. The two "
+         "remaining people lost the same. How much did the last one lose?",
+         ["103 - 27 - 20", "56 / 4"], "two"),
+        # a story's period of one is a duration to add; "the top 2 floors" counts floors
+        ("She runs for 1 hour on Monday and 30 minutes on Tuesday. How many minutes?",
+         ["30"], "1"),
+        ("The building has 23 floors; the top 2 floors have 2 units, the rest 12. How many "
+         "units?", ["21 * 12"], "2"),
+        # a sum by chance, with no span word: 15 black spools are spools to use
+        ("He has 12 spools of red yarn, 15 spools of black yarn, and 3 spools of blue "
+         "yarn. How many spools?", ["12 + 3"], "15"),
+        # after 5 months, in a story with a rate per month: the months count
+        ("Barkley gets 10 new bones at the beginning of the month. After 5 months, he has 8 "
+         "bones. How many has he buried?", ["10 - 8"], "5"),
     ],
 )  # fmt: skip
 def test_a_number_that_only_looks_like_a_restatement_stays_required(goal, expressions, unused):
