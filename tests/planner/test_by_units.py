@@ -61,3 +61,63 @@ def test_too_many_readings_are_not_tried():
     parse, tried = _parse_valid_for(("a",) * 6)
     assert read_by_units(parse, many, plain=set()) is None
     assert tried == []
+
+
+def _program_run(question: str, program: str, expected: float, tmp_path):
+    """A program the model wrote for `question`, with words that give Python's own value."""
+    from stepgraph import Engine, Planner
+    from stepgraph.evaluation import Suite, run_goal
+    from tests.planner.test_recorded_programs import ProgramAndWords
+
+    words = f"ANSWER: {expected:g}"
+    planner = Planner(
+        ProgramAndWords(program, words), syntax="lines", numbered_names=True,
+        cross_route="worked-code", program_only=True,
+    )  # fmt: skip
+    suite = Suite(name="plain", goals=[{"id": "q", "goal": question, "expect": expected}])
+    engine = Engine(planner=planner, cross_check=True)
+    journal = tmp_path / "r.jsonl"
+    return run_goal(suite, suite.goals[0], engine, tmp_path, journal), journal
+
+
+def test_a_program_whose_units_compound_is_read_in_plain_numbers(tmp_path):
+    """GSM8K train 955: "Each gallon has 10 cups" read as 10 cups made gallons x cups cup²."""
+    question = (
+        "Mr. Williams bought 10 gallons of juice for a party. Each gallon has 10 cups. At the "
+        "party, 5 cups of juice were left. How many cups of juice were drunk?"
+    )
+    program = (
+        "total_gallons = 10\ncups_per_gallon = 10\ncups_left = 5\n"
+        "total_cups = total_gallons * cups_per_gallon\ncups_drunk = total_cups - cups_left\n"
+        "print(cups_drunk)"
+    )
+    outcome, journal = _program_run(question, program, 95, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+    assert "read as plain numbers" in journal.read_text()
+
+
+def test_a_program_that_adds_a_duration_to_a_count_stays_refused(tmp_path):
+    """GSM8K train 4962: 5 weekdays + 1 shirt; the units were right to refuse it."""
+    question = (
+        "Kendra wears one shirt to school for each of the five weekdays. Three days a week, "
+        "she changes into a different shirt for a club. How many shirts does she need?"
+    )
+    program = "weekdays = 5\nclub_days = 3\nshirts = weekdays + club_days + 1\nprint(shirts)"
+    outcome, journal = _program_run(question, program, 9, tmp_path)
+    assert outcome.error_kind == "invalid" and not outcome.verified
+    assert "read as plain numbers" not in journal.read_text()
+
+
+def test_a_goal_in_data_units_is_never_read_in_plain_numbers(tmp_path):
+    """TB against GB is the answer's whole point: a compounding program stays refused."""
+    question = (
+        "A lab bought 10 TB of disks. Each TB has 10 GB of spare space. 5 GB of it were "
+        "used. How many GB of spare space are left?"
+    )
+    program = (
+        "total_tb = 10\ngb_per_tb = 10\nused = 5\n"
+        "spare = total_tb * gb_per_tb\nleft = spare - used\nprint(left)"
+    )
+    outcome, journal = _program_run(question, program, 95, tmp_path)
+    assert outcome.error_kind == "invalid" and "units do not match" in outcome.error
+    assert "read as plain numbers" not in journal.read_text()

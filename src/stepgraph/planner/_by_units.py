@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+import pint
 
 from stepgraph.planner._lines import Ambiguous
 from stepgraph.planner._parse import ParsedPlan
@@ -58,3 +62,57 @@ def read_by_units(
     ]
     parsed.repairs = [*said, *parsed.repairs]
     return parsed
+
+
+def units_compound(parsed: ParsedPlan) -> bool:
+    """Whether `parsed` was refused only where two units met, neither of them a bare count.
+
+    "cup ** 2" against "cup" (a rate read as an amount), "dollar / week" against "dollar":
+    the goal's units compounded. Not "day" against a count: a program that adds 5 weekdays
+    to a shirt is wrong (GSM8K train 4962), and the units said so.
+    """
+    clashes = [str(p) for p in parsed.problems if "units do not match" in str(p)]
+    return (
+        units_disagree(parsed)
+        and len(clashes) == len(parsed.problems)
+        and not any("dimensionless" in clash for clash in clashes)
+    )
+
+
+def everyday_units(values: Mapping[str, Any]) -> bool:
+    """Whether the goal's read quantities have units, and none of data (bytes, bits).
+
+    Data sizes and rates are where the units are the answer's whole point (TB against Tb):
+    there a program is never read in plain numbers.
+    """
+    units = [v for v in values.values() if isinstance(v, pint.Quantity) and not v.dimensionless]
+    return bool(units) and not any("[information]" in str(v.dimensionality) for v in units)
+
+
+PLAIN_READING = (
+    "the goal's quantities read as plain numbers: with their units the program's steps did "
+    "not add up (a rate read as an amount), and Python's arithmetic is the program's own"
+)
+_INPUT = re.compile(r"\$\{inputs\.(\w+)\}")
+
+
+def in_plain_numbers(data: dict[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan lines' `data` with each read quantity used as its number: "10 gallon" as 10.
+
+    The inputs keep their values and quotes (grounding still holds them to the goal); each
+    step's expression divides the quantity by its own unit.
+    """
+
+    def plain(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        if not isinstance(value, pint.Quantity) or value.dimensionless:
+            return match.group(0)
+        return f"({match.group(0)} / (1 {value.units}))"
+
+    steps = []
+    for step in data.get("steps", []):
+        expression = step.get("args", {}).get("expression")
+        if isinstance(expression, str):
+            step = {**step, "args": {**step["args"], "expression": _INPUT.sub(plain, expression)}}
+        steps.append(step)
+    return {**data, "steps": steps}

@@ -14,7 +14,14 @@ from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
 from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._ahead import WorkedAhead
-from stepgraph.planner._by_units import read_by_units, units_disagree
+from stepgraph.planner._by_units import (
+    PLAIN_READING,
+    everyday_units,
+    in_plain_numbers,
+    read_by_units,
+    units_compound,
+    units_disagree,
+)
 from stepgraph.planner._client import (
     DescribesRequests,
     LLMClient,
@@ -145,7 +152,16 @@ class Planner:
     def _goal(self, task: PreparedTask) -> str:
         return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
 
-    def _parse(self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None) -> ParsedPlan:
+    def _parse(
+        self,
+        text: str,
+        task: PreparedTask,
+        syntax: PlanSyntax | None = None,
+        *,
+        plain: bool = False,
+    ) -> ParsedPlan:
+        if plain:
+            return self._parse_lines(text, task, {}, plain=True)
         if (syntax or self.syntax) != "lines":
             read = self._read(task)
             return parse_plan(
@@ -155,9 +171,11 @@ class Planner:
         parsed = self._parse_lines(text, task, {}, ambiguous)
         if ambiguous and units_disagree(parsed):
             values = read_values(self._read(task))
-            plain = {name for name, value in values.items() if not isinstance(value, pint.Quantity)}
+            counts = {
+                name for name, value in values.items() if not isinstance(value, pint.Quantity)
+            }
             by_units = read_by_units(
-                lambda choices: self._parse_lines(text, task, choices), ambiguous, plain
+                lambda choices: self._parse_lines(text, task, choices), ambiguous, counts
             )
             return by_units or parsed
         return parsed
@@ -168,6 +186,8 @@ class Planner:
         task: PreparedTask,
         choices: Mapping[int, str],
         ambiguous: list[Ambiguous] | None = None,
+        *,
+        plain: bool = False,
     ) -> ParsedPlan:
         read = self._read(task)
         bound: list[str] = []  # literals the lines reader read as the goal's inputs
@@ -189,6 +209,8 @@ class Planner:
             )
         except LinesError as e:
             return ParsedPlan(None, [PlanProblem(None, str(e))])
+        if plain:
+            data = in_plain_numbers(data, read_values(read))
         parsed = parse_plan(
             json.dumps(data),
             task.tools,
@@ -201,10 +223,15 @@ class Planner:
         return parsed
 
     def _grounded(
-        self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None
+        self,
+        text: str,
+        task: PreparedTask,
+        syntax: PlanSyntax | None = None,
+        *,
+        plain: bool = False,
     ) -> ParsedPlan:
         """`_parse`, and a valid plan refused where it is not grounded in the goal."""
-        parsed = self._parse(text, task, syntax)
+        parsed = self._parse(text, task, syntax, plain=plain)
         if parsed.plan is None or not (grounding := grounding_problems(parsed.plan, task)):
             return parsed
         repairs = list(parsed.repairs)
@@ -565,9 +592,13 @@ class Planner:
         problems: list[PlanProblem] = []
         for attempt in range(1, tries + 1):
             reply = self._ask(messages, "program", attempt, None, journal, wider=wider)
-            parsed = self._grounded(
-                program_lines(reply.text, numbers, quantities, quotes), task, "lines"
-            )
+            lines = program_lines(reply.text, numbers, quantities, quotes)
+            parsed = self._grounded(lines, task, "lines")
+            if units_compound(parsed) and everyday_units(quantities):
+                plainly = self._grounded(lines, task, "lines", plain=True)
+                if plainly.plan is not None:
+                    plainly.repairs = [PLAIN_READING, *plainly.repairs]
+                    parsed = plainly
             if parsed.plan is not None:
                 return _accepted(parsed, "program", attempt, journal)
             problems = list({str(p): p for p in parsed.problems}.values())
