@@ -551,3 +551,42 @@ def test_a_rate_named_per_day_then_per_member_is_per_day(tmp_path):
         tmp_path / "r.jsonl",
     )  # fmt: skip
     assert outcome.verified and outcome.answer == "30,000", outcome.answer
+
+
+WATERING = (
+    "A gardener gives a plant 2 cups of water every day for the first 100 days. Then she "
+    "gives it 3 cups every day for the rest of the year. If a jug holds 50 cups, how many "
+    "jugs does she use in the first year?"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "declared"),
+    [
+        ("days_rest = 365 - 100\n", 'days_rest_length = "365 day"  # a year has 365 days'),
+        ("days_in_first_year = 365\ndays_rest = days_in_first_year - 100\n",
+         'days_in_first_year = "365 day"  # a year has 365 days'),
+    ],
+)  # fmt: skip
+def test_a_year_s_days_less_the_goal_s_days_is_a_length_of_time(code, declared, tmp_path):
+    """A bare 365 less the goal's "100 days" was refused as a count minus a time."""
+    rest = (
+        "per_day_first = 2\ncups_per_day_rest = 3\n"
+        "total = 100 * per_day_first + days_rest * cups_per_day_rest\n"
+        "import math\njugs = math.ceil(total / 50)\nprint(jugs)\n"
+    )
+    assert declared in _lines(WATERING, code + rest)
+    words = "100 * 2 + 265 * 3 = 995 cups; 995 / 50 = 19.9, so 20 jugs.\nANSWER: 20"
+    _verified(WATERING, 20, f"```python\n{code}{rest}```", words, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "days_rest = 365 * 100",  # a product: no year's length
+        "cups_rest = 365 - 100",  # the name does not say days
+        "days_rest = 52 - 100",  # 52 is a year's weeks, not days
+    ],
+)
+def test_a_calendar_number_added_under_a_name_that_does_not_say_so_is_no_length(line):
+    assert f"{line}\n" in _lines(WATERING, f"{line}\nprint(days_rest)\n")

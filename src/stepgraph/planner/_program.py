@@ -274,13 +274,23 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
         if len(unstated) != 1:
             continue  # one comment says why of one number
         (number,) = unstated
+        indent = lines[node.lineno - 1][: node.col_offset]
+        if fact := _calendar_count(target, node.value, number):
+            # `days_left = 365 - 180`: a year's days, beside the goal's "180 days"
+            length, why = fact
+            name = f"{target}_length"
+            statement = f"{indent}{target} = {ast.unparse(_Named(number, name).visit(node.value))}"
+            lines[node.lineno - 1 : node.lineno] = [
+                f'{indent}{name} = "{length}"  # {why}',
+                statement,
+            ]
+            continue
         said = bool(text) and not alone and not _speaks_of_units(text)  # units convert alone
         why = text if said else (_calendar_rate(target, node.value, number) or "")
         if not why:
             continue
         name = f"{target}_factor"
         value = _Named(number, name).visit(node.value)
-        indent = lines[node.lineno - 1][: node.col_offset]
         statement = f"{indent}{target} = {ast.unparse(value)}" + (f"  # {text}" if said else "")
         hoisted = f"{indent}{name} = {number:g}  # {why}"
         lines[node.lineno - 1 : node.lineno] = [hoisted, statement]
@@ -290,7 +300,8 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
 _PERIODS = r"(?P<{}>second|minute|hour|day|week|month|year)s?"
 # `months_in_year = 12`, `days_per_week = 7`: the name says which calendar fact the number is
 _CALENDAR_NAME = re.compile(
-    rf"(?:\w+_)?{_PERIODS.format('small')}_(?:in|per)_(?:a_|one_|each_)?{_PERIODS.format('large')}"
+    rf"(?:\w+_)?{_PERIODS.format('small')}_(?:in|per)_(?:a_|one_|each_|the_|first_|this_)?"
+    rf"{_PERIODS.format('large')}"
 )
 
 
@@ -342,16 +353,37 @@ def _calendar_rate(target: str, value: ast.expr, number: float) -> str | None:
     return f"a {large} has {number:g} {small}s"
 
 
+def _calendar_count(target: str, value: ast.expr, number: float) -> tuple[str, str] | None:
+    """``days_left = 365 - 180`` counts a year's 365 days: the length, "365 day", and why.
+
+    Only where the number is added or taken away (a length of time, as the goal's "180
+    days" beside it) and the name says the smaller period. Before, the bare 365 less the
+    goal's 180 days was refused as a count minus a time.
+    """
+    small, large = CALENDAR.get(number, ("", ""))
+    operators = _operators_of(value, number)
+    if not large or not _says(target, (small,)) or not operators:
+        return None
+    if not all(isinstance(op, ast.Add | ast.Sub) for op in operators):
+        return None
+    return f"{number:g} {small}", f"a {large} has {number:g} {small}s"
+
+
 def _multiplies(value: ast.expr, number: float) -> bool:
     """Whether every `number` in `value` is a factor of a product, none a divisor."""
-    found = [
-        node
+    operators = _operators_of(value, number)
+    return bool(operators) and all(isinstance(op, ast.Mult) for op in operators)
+
+
+def _operators_of(value: ast.expr, number: float) -> list[ast.operator]:
+    """The operator of each operation in `value` that has the literal `number` for a side."""
+    return [
+        node.op
         for node in ast.walk(value)
         if isinstance(node, ast.BinOp)
         for side in (node.left, node.right)
         if isinstance(side, ast.Constant) and side.value == number
     ]
-    return bool(found) and all(isinstance(node.op, ast.Mult) for node in found)
 
 
 def _says(name: str, periods: tuple[str, ...]) -> bool:
