@@ -17,6 +17,7 @@ from stepgraph.journal import Journal, JournalEvent, JournalReader, PlanProposed
 COMPARED: dict[str, tuple[str, ...]] = {
     "llm.request": ("purpose", "messages"),
     "llm.response": ("purpose", "text"),
+    "llm.reused": ("purpose", "asked_attempt", "text"),
     "plan.proposed": ("plan_hash",),
     "plan.invalid": ("problems",),
     "plan.repair": ("plan_hash", "diff"),

@@ -484,6 +484,7 @@ def _run_again(
             program_only=recording.start.config.program_only or False,
             second_words=bool(recording.start.config.second_words),
             program_tries=recording.start.config.program_tries or _OLDER_PROGRAM_TRIES,
+            reuse_repeats=bool(recording.start.config.reuse_repeats),
         )
         if texts
         else None,

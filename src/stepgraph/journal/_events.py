@@ -71,6 +71,11 @@ class RecordedConfig(BaseModel):
     second_words: bool | None = Field(
         None, description="Whether disagreeing words were asked for once more."
     )
+    reuse_repeats: bool | None = Field(
+        None,
+        description="Whether a request the run had sent before, sampled the same, took its "
+        "earlier answer instead of asking again (absent: older records, which asked again).",
+    )
     program_tries: int | None = Field(
         None,
         ge=1,
@@ -283,6 +288,23 @@ class LLMUnused(JournalEvent):
     reason: str
 
 
+class LLMReused(JournalEvent):
+    """A request the run had sent before, word for word and sampled the same: not sent again.
+
+    A greedy or seeded model answers the same request the same way; a repair round's program
+    request repeated the first round's (held-out GSM8K: 25 repeats in 22 of 100 questions,
+    each waiting for an answer the run had). The earlier answer is used again, no model is
+    asked, nothing is spent; `asked_attempt` is the attempt whose answer it was. A replay
+    reuses it the same way and does not ask its recorded model for it.
+    """
+
+    event: Literal["llm.reused"] = "llm.reused"
+    purpose: str
+    attempt: int
+    asked_attempt: int
+    text: str
+
+
 class PlanRepair(JournalEvent):
     """A repair round: the failures that caused it and the diff of the graph."""
 
@@ -396,6 +418,7 @@ _TYPED: tuple[type[JournalEvent], ...] = (
     LLMRequest,
     LLMResponse,
     LLMUnused,
+    LLMReused,
     PlanProposed,
     PlanRecalled,
     PlanExamples,

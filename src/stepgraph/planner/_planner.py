@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 import pint
 
 from stepgraph.exceptions import PlanningError, PlanProblem, PlanValidationError
-from stepgraph.journal import JournalWriter, LLMRequest, LLMResponse, PlanInvalid, PlanProposed
+from stepgraph.journal import (
+    JournalWriter,
+    LLMRequest,
+    LLMResponse,
+    LLMReused,
+    PlanInvalid,
+    PlanProposed,
+)
 from stepgraph.model import GroundedInput, StepGraph, WorkedExample
 from stepgraph.planner._ahead import WorkedAhead
 from stepgraph.planner._by_units import (
@@ -102,8 +109,12 @@ class Planner:
         program_only: ProgramOnly = False,
         second_words: bool = False,
         program_tries: int = PROGRAM_ONLY_TRIES,
+        reuse_repeats: bool = True,
     ) -> None:
         self.client = client
+        # A request this run sent before, sampled the same, takes the answer it had: a repair
+        # round's program repeated the first round's word for word (`_draws`).
+        self.reuse_repeats = reuse_repeats
         # Programs only: how many a goal gets (greedy, then samples), journaled for replay.
         self.program_tries = program_tries
         self._draws = Draws()
@@ -636,6 +647,16 @@ class Planner:
         asked = attempt + wider
         if sent is None and purpose in REDRAWN:
             asked = self._draws.unsent(journal, messages, schema, asked)
+        elif sent is None and watch is None and self.reuse_repeats:
+            earlier = self._draws.answered(journal, messages, schema, asked)
+            if earlier is not None and journal is not None:
+                asked_attempt, text = earlier
+                journal.emit(
+                    LLMReused(
+                        purpose=purpose, attempt=attempt, asked_attempt=asked_attempt, text=text
+                    )
+                )
+                return LLMReply(text=text, model=self.client.model, mode="text")
         if journal:
             settings = (
                 self.client.request_settings(asked)
@@ -665,6 +686,8 @@ class Planner:
             )
         else:
             reply = client.complete(messages, schema=schema, attempt=asked)
+        if sent is None and purpose not in REDRAWN:
+            self._draws.answer(journal, messages, schema, asked, attempt, reply.text)
         if journal:
             journal.emit(
                 LLMResponse(

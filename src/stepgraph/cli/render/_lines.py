@@ -22,6 +22,7 @@ from stepgraph.journal import (
     JournalEvent,
     LLMRequest,
     LLMResponse,
+    LLMReused,
     LLMUnused,
     ObservationEvent,
     PlanApproved,
@@ -136,6 +137,15 @@ def _llm_response(event: LLMResponse) -> Text:
 def _llm_unused(event: LLMUnused) -> Text:
     said = ", ".join(f"{k} {v}" for k, v in event.usage.items()) or "no usage reported"
     return Text(f"model ({event.purpose}, asked ahead, not used): {said}", style="dim")
+
+
+@render_event.register
+def _llm_reused(event: LLMReused) -> Text:
+    return Text(
+        f"model ({event.purpose}, attempt {event.attempt}): asked before at attempt "
+        f"{event.asked_attempt}, sampled the same; that answer again, not asked",
+        style="dim",
+    )
 
 
 @render_event.register
