@@ -163,16 +163,7 @@ class Planner:
     def _goal(self, task: PreparedTask) -> str:
         return goal_message(task.task.goal, self._shown(task), syntax=self.syntax)
 
-    def _parse(
-        self,
-        text: str,
-        task: PreparedTask,
-        syntax: PlanSyntax | None = None,
-        *,
-        plain: bool = False,
-    ) -> ParsedPlan:
-        if plain:
-            return self._parse_lines(text, task, {}, plain=True)
+    def _parse(self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None) -> ParsedPlan:
         if (syntax or self.syntax) != "lines":
             read = self._read(task)
             return parse_plan(
@@ -234,15 +225,13 @@ class Planner:
         return parsed
 
     def _grounded(
-        self,
-        text: str,
-        task: PreparedTask,
-        syntax: PlanSyntax | None = None,
-        *,
-        plain: bool = False,
+        self, text: str, task: PreparedTask, syntax: PlanSyntax | None = None
     ) -> ParsedPlan:
         """`_parse`, and a valid plan refused where it is not grounded in the goal."""
-        parsed = self._parse(text, task, syntax, plain=plain)
+        return self._ground(self._parse(text, task, syntax), task)
+
+    def _ground(self, parsed: ParsedPlan, task: PreparedTask) -> ParsedPlan:
+        """`parsed`, refused where its valid plan is not grounded in the goal."""
         if parsed.plan is None or not (grounding := grounding_problems(parsed.plan, task)):
             return parsed
         repairs = list(parsed.repairs)
@@ -606,7 +595,7 @@ class Planner:
             lines = program_lines(reply.text, numbers, quantities, quotes)
             parsed = self._grounded(lines, task, "lines")
             if units_compound(parsed) and everyday_units(quantities):
-                plainly = self._grounded(lines, task, "lines", plain=True)
+                plainly = self._ground(self._parse_lines(lines, task, {}, plain=True), task)
                 if plainly.plan is not None:
                     plainly.repairs = [PLAIN_READING, *plainly.repairs]
                     parsed = plainly
