@@ -77,6 +77,7 @@ function summary(e) {
     case "run.start": return `task ${e.task}: ${cut(e.goal, 120)}`;
     case "llm.request": return `${e.purpose}, attempt ${e.attempt}: ${e.model}, ${(e.messages || []).length} messages`;
     case "llm.response": return [`${e.purpose}, attempt ${e.attempt}`, tokens(e.usage), `${Math.round(e.latency_ms)} ms`, e.mode].filter(Boolean).join(" · ");
+    case "llm.reused": return `${e.purpose}, attempt ${e.attempt}: attempt ${e.asked_attempt}'s answer again, sent before word for word; no model asked`;
     case "plan.proposed": return `${(e.plan.steps || []).length} steps from ${e.source}${e.purpose ? " (" + e.purpose + ")" : ""}`;
     case "plan.invalid": return cut((e.problems || []).join("; "), 200);
     case "plan.approved": case "plan.rejected": return `by ${e.who} (${e.how})`;
