@@ -56,7 +56,9 @@ def test_a_request_already_sent_in_the_run_is_sampled_as_the_next_attempt(tmp_pa
 APPLES = "A box has 30 apples. 20 apples are sold and 5 are eaten. How many apples are left?"
 NO_PROGRAM = "The apples left are 30 - 20 - 5."
 # valid, but its answer does not change with the apples: the effect check fails every round
-DAYS_PROGRAM = "apples = 30\nsold = 20\neaten = 5\nleft = apples - apples + eaten + sold - sold\nprint(left)"
+UNMOVED_PROGRAM = (
+    "apples = 30\nsold = 20\neaten = 5\nleft = apples - apples + eaten + sold - sold\nprint(left)"
+)
 
 
 def _programs_only(url: str, **options) -> Planner:
@@ -71,7 +73,7 @@ def test_a_program_request_the_run_sent_before_takes_its_answer_and_asks_nothing
 ):
     """The repair rounds' fresh program was the first round's sampled one, word for word:
     before, each was sent again and the model gave the same program (held-out GSM8K 98)."""
-    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, DAYS_PROGRAM)] * 3)
+    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, UNMOVED_PROGRAM)] * 3)
     result = Engine(planner=_programs_only(server.url)).run(
         Task(goal=APPLES), journal=tmp_path / "j.jsonl"
     )
@@ -82,13 +84,13 @@ def test_a_program_request_the_run_sent_before_takes_its_answer_and_asks_nothing
     assert [(e.purpose, e.attempt, e.asked_attempt) for e in reused] == [
         ("program", 1, 2), ("program", 1, 2),
     ]  # fmt: skip
-    assert all(e.text == DAYS_PROGRAM for e in reused)
+    assert all(e.text == UNMOVED_PROGRAM for e in reused)
     assert len(journal.of_kind("plan.repair")) == 2  # the rounds still ran, at no model cost
     assert journal.of_kind("run.start")[0].config.reuse_repeats is True
 
 
 def test_asked_again_without_reuse_the_model_is_sent_the_same_request(httpserver, tmp_path):
-    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, DAYS_PROGRAM)] * 3)
+    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, UNMOVED_PROGRAM)] * 3)
     planner = _programs_only(server.url, reuse_repeats=False)
     Engine(planner=planner).run(Task(goal=APPLES), journal=tmp_path / "j.jsonl")
     sent = _sent(server)
@@ -98,7 +100,7 @@ def test_asked_again_without_reuse_the_model_is_sent_the_same_request(httpserver
 def test_a_run_that_reused_answers_replays_identically(httpserver, tmp_path):
     from stepgraph import replay
 
-    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, DAYS_PROGRAM)])
+    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, UNMOVED_PROGRAM)])
     Engine(planner=_programs_only(server.url)).run(Task(goal=APPLES), journal=tmp_path / "j.jsonl")
     report = replay(tmp_path / "j.jsonl")
     assert report.identical, [str(d) for d in report.divergences]
