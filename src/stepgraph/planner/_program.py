@@ -274,26 +274,20 @@ def _declared(code: str, tree: ast.Module, numbers: Collection[float]) -> str:
         if len(unstated) != 1:
             continue  # one comment says why of one number
         (number,) = unstated
-        indent = lines[node.lineno - 1][: node.col_offset]
+        said = bool(text) and not alone and not _speaks_of_units(text)  # units convert alone
         if fact := _calendar_count(target, node.value, number):
             # `days_left = 365 - 180`: a year's days, beside the goal's "180 days"
-            length, why = fact
-            name = f"{target}_length"
-            statement = f"{indent}{target} = {ast.unparse(_Named(number, name).visit(node.value))}"
-            lines[node.lineno - 1 : node.lineno] = [
-                f'{indent}{name} = "{length}"  # {why}',
-                statement,
-            ]
-            continue
-        said = bool(text) and not alone and not _speaks_of_units(text)  # units convert alone
-        why = text if said else (_calendar_rate(target, node.value, number) or "")
+            (length, why), said = fact, False
+            name, hoisted = f"{target}_length", f'"{length}"'
+        else:
+            why = text if said else (_calendar_rate(target, node.value, number) or "")
+            name, hoisted = f"{target}_factor", f"{number:g}"
         if not why:
             continue
-        name = f"{target}_factor"
         value = _Named(number, name).visit(node.value)
+        indent = lines[node.lineno - 1][: node.col_offset]
         statement = f"{indent}{target} = {ast.unparse(value)}" + (f"  # {text}" if said else "")
-        hoisted = f"{indent}{name} = {number:g}  # {why}"
-        lines[node.lineno - 1 : node.lineno] = [hoisted, statement]
+        lines[node.lineno - 1 : node.lineno] = [f"{indent}{name} = {hoisted}  # {why}", statement]
     return "\n".join(lines) + "\n"
 
 

@@ -35,6 +35,7 @@ from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value, parse_unit, quantity
 from stepgraph.verifiers._coverage import unused_numbers, used_inputs
 from stepgraph.verifiers._numbers import (
+    LIST_SEPARATOR,
     GoalNumber,
     Stated,
     goal_numbers,
@@ -287,7 +288,7 @@ def _calendar_factors(plan: StepGraph, goal: str) -> list[float]:
 
 
 _DAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
-_DAY_LIST = re.compile(rf"{_DAY}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_DAY})+")
+_DAY_LIST = re.compile(rf"{_DAY}(?:{LIST_SEPARATOR}{_DAY})+")
 
 
 def _counted_days(goal: str) -> list[float]:

@@ -402,7 +402,8 @@ def word_numbers(text: str) -> list[GoalNumber]:
 
 _AMOUNT = r"\$?\d+(?:,\d{3})*(?:\.\d+)?"
 # A list of amounts: "28, 31 and 26", "$4 and $7"; one or the other: "one ... 30, the other 45".
-_LIST = re.compile(rf"{_AMOUNT}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_AMOUNT})+")
+LIST_SEPARATOR = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+)"  # "28, 31 and 26", "A, B, and C"
+_LIST = re.compile(rf"{_AMOUNT}(?:{LIST_SEPARATOR}{_AMOUNT})+")
 _ONE_THE_OTHER = re.compile(r"\bone\b[^.?!]*?\d[^.?!]*?\bthe other\b[^.?!]*?\d", re.IGNORECASE)
 
 
@@ -422,7 +423,7 @@ def _counts_a_list(text: str, end: int, count: float) -> bool:
     if count == 2 and _ONE_THE_OTHER.search(sentence):
         return True
     if named := _NAMED_LIST.match(sentence):  # "3 different colors: orange, green, and blue"
-        return len(re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", named.group("items"))) == count
+        return len(re.split(LIST_SEPARATOR, named.group("items"))) == count
     listed = _LIST.search(sentence)
     return listed is not None and len(re.findall(_AMOUNT, listed.group(0))) == count
 
