@@ -120,3 +120,27 @@ def test_an_answer_is_remembered_per_run_and_per_sampling(tmp_path):
     assert draws.answered(None, messages, None, 2) is None
     run.close()
     other_run.close()
+
+
+def test_a_reused_answer_edited_in_the_journal_is_never_run_and_the_replay_says_so(
+    httpserver, tmp_path
+):
+    """The replay takes reused answers from its own run, never from the journal's text: an
+    `llm.reused` rewritten by hand to another program runs nothing and shows as a divergence."""
+    from stepgraph import replay
+
+    server = ChatServer(httpserver, [(200, NO_PROGRAM), (200, UNMOVED_PROGRAM)])
+    path = tmp_path / "j.jsonl"
+    Engine(planner=_programs_only(server.url)).run(Task(goal=APPLES), journal=path)
+    forged = "left = apples - sold - eaten\nprint(left)"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for event in lines:
+        if event["event"] == "llm.reused":
+            event["text"] = forged
+    path.write_text("".join(json.dumps(event) + "\n" for event in lines))
+    report = replay(path)
+    assert not report.identical
+    assert any(d.event == "llm.reused" for d in report.divergences)
+    replayed = read_journal(report.journal)
+    assert all(e.text == UNMOVED_PROGRAM for e in replayed.of_kind("llm.reused"))
+    assert replayed.of_kind("run.end")[0].status != "verified"
