@@ -121,3 +121,20 @@ def test_a_goal_in_data_units_is_never_read_in_plain_numbers(tmp_path):
     outcome, journal = _program_run(question, program, 95, tmp_path)
     assert outcome.error_kind == "invalid" and "units do not match" in outcome.error
     assert "read as plain numbers" not in journal.read_text()
+
+
+def test_a_literal_of_two_readings_that_no_digit_states_is_read_by_units(tmp_path):
+    """GSM8K train 4317: `2 * books` is "twice" or "two months"; the bare 2 was refused."""
+    question = (
+        "For this month, Lily wants to finish reading twice as many books as she finished "
+        "last month. If she finished reading 4 books last month, what will be the total "
+        "number of books that she will finish for two months?"
+    )
+    program = (
+        "books_last_month = 4\nbooks_this_month = 2 * books_last_month\n"
+        "total_books = books_last_month + books_this_month\nprint(total_books)"
+    )
+    outcome, journal = _program_run(question, program, 12, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+    assert "read as twice, where the units agree" in journal.read_text()
+

@@ -651,3 +651,37 @@ def test_the_suite_s_lookup_as_the_model_planned_it_is_verified_by_another_plan(
     assert result.answer.startswith("4 shareholders"), result.answer  # the suite expects 4
     asked = [event.purpose for event in read_journal(path).of_kind("llm.request")]
     assert asked == ["plan", "cross"]  # another plan, not the words
+
+
+def test_a_step_written_over_several_lines_is_one_step():
+    """GSM8K test 1193: a sum in brackets over four lines was dropped as prose, then refused."""
+    text = (
+        "```python\nlaundry = 3.00\ncleaning = 1.50\n"
+        "total = (laundry * 2 +\n         cleaning * 1)\n"
+        "other = laundry + \\\n        cleaning\nprint(total)\n```\n"
+        "The total (in dollars\nis printed above.\n"
+    )
+    data = read_lines(text, [], ["calculate"])
+    steps = {step["id"]: step["args"]["expression"] for step in data["steps"]}
+    assert steps["total"] == "${laundry} * 2 + ${cleaning} * 1"
+    assert steps["other"] == "${laundry} + ${cleaning}"
+
+
+def test_a_floor_division_by_the_goal_s_half_is_the_half_kept_whole():
+    """GSM8K test 121: `oranges // 2` for "half the number of oranges" left "half" unused."""
+    data = read_lines(
+        "oranges = 7\nkael = oranges // 2\ntwice_as_many = 2 * oranges\n",
+        {"half": "half", "twice": "twice"},
+        ["calculate"],
+        numbers={"half": 0.5, "twice": 2.0},
+        shares=["half"],
+    )
+    steps = {step["id"]: step["args"]["expression"] for step in data["steps"]}
+    assert steps["kael"] == "floor(${oranges} * ${inputs.half})"
+    assert steps["twice_as_many"] == "${inputs.twice} * ${oranges}"
+    # GSM8K train 4833: floor(33 * 0.333...) is 10, not 33 // 3; a third stays a division
+    thirds = read_lines(
+        "pandas = 33\ndogs = pandas // 3\n", {"third": "1/3"}, ["calculate"],
+        numbers={"third": 1 / 3}, shares=["third"],
+    )  # fmt: skip
+    assert thirds["steps"][1]["args"]["expression"] == "${pandas} // 3"

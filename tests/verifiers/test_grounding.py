@@ -321,6 +321,24 @@ def test_the_days_a_goal_lists_by_name_are_a_number_of_the_goal():
 
     assert _problems(plan("2 * 4 * 3"), goal) == []
     assert any("5 is not a number of the goal" in p for p in _problems(plan("2 * 4 * 5"), goal))
-    assert any(
-        "3 is not" in p for p in _problems(plan("2 * 4 * 3"), goal.replace(", Wed", "; Wed"))
+    only_two = goal.replace(", Wednesday,", "")  # "Monday and Saturday": 2, not 3
+    assert any("3 is not" in p for p in _problems(plan("2 * 4 * 3"), only_two))
+
+
+def test_the_days_a_story_names_one_by_one_are_a_number_of_the_goal():
+    """GSM8K test 928: Monday, Tuesday and Wednesday, Thursday, Friday: `/ 5` for the average."""
+    goal = (
+        "On Monday, she removed 39 bugs. On both Tuesday and Wednesday, she removed twice as "
+        "many. Thursday she removed 48 and on Friday 57. What is the average per day?"
     )
+
+    def plan(expression):
+        return {"steps": [{"id": "avg", "tool": "calculate", "args": {"expression": expression}}]}
+
+    total = "(39 + 2 * 39 * 2 + 48 + 57)"
+    assert not any("5 is not" in p for p in _problems(plan(f"{total} / 5"), goal))
+    assert any("4 is not" in p for p in _problems(plan(f"{total} / 4"), goal))
+    ranged = goal.replace("On Monday", "Monday through Friday")  # a range: no count by names
+    assert any("5 is not" in p for p in _problems(plan(f"{total} / 5"), ranged))
+    two = "On Monday she removed 39 bugs and on Friday 57. What is the average per day?"
+    assert any("2 is not" in p for p in _problems(plan("(39 + 57) / 2"), two))

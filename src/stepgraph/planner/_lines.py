@@ -105,6 +105,11 @@ def read_lines(
         raise LinesError("the plan is too deeply nested: one short line per step") from None
 
 
+def _exact_reciprocal(share: float, divisor: float) -> bool:
+    """Whether `share` is exactly 1 / `divisor` in binary (a half, a quarter; not a third)."""
+    return float(share).as_integer_ratio() == (1, divisor) if float(divisor).is_integer() else False
+
+
 @dataclass(frozen=True)
 class Ambiguous:
     """A literal that is the number of several read inputs: `candidates`, in reading order."""
@@ -378,9 +383,15 @@ class _Reader:
                 if share is not None:  # `x / 2` for "half": times the goal's share
                     named.add(share)
                     divisor = ast.unparse(operation.right)
-                    reader.bound.append(f"{where}: / {divisor} read as * {share}")
+                    floored = isinstance(operation.op, ast.FloorDiv)
+                    sign = "//" if floored else "/"
+                    read = f"floor(... * {share})" if floored else f"* {share}"
+                    reader.bound.append(f"{where}: {sign} {divisor} read as {read}")
                     left = self.visit(operation.left)
-                    return ast.BinOp(left, ast.Mult(), ast.Name(f"__lit_{share}", ast.Load()))
+                    times = ast.BinOp(left, ast.Mult(), ast.Name(f"__lit_{share}", ast.Load()))
+                    if floored:  # `oranges // 2` for "half the oranges": still whole
+                        return ast.Call(ast.Name("floor", ast.Load()), [times], [])
+                    return times
                 operation.left = self.visit(operation.left)
                 if not isinstance(operation.op, ast.Pow):  # a square is no input
                     operation.right = self.visit(operation.right)
@@ -408,10 +419,11 @@ class _Reader:
 
         "twice as many ... half the number" reads 2 and 0.5: the 2 of ``jude / 2`` is the
         half, not the twice it would be bound to (GSM8K train 2913: "half" refused unused).
+        ``oranges // 2`` is the half as well, kept whole (GSM8K test 121).
         """
         divisor = operation.right
         if not (
-            isinstance(operation.op, ast.Div)
+            isinstance(operation.op, ast.Div | ast.FloorDiv)
             and isinstance(divisor, ast.Constant)
             and isinstance(divisor.value, int | float)
             and not isinstance(divisor.value, bool)
@@ -424,7 +436,13 @@ class _Reader:
             for name, number in self.numbers.items()
             if name in self.shares and math.isclose(number * value, 1, rel_tol=1e-6)
         ]
-        return found[0] if len(found) == 1 else None
+        if len(found) != 1:
+            return None
+        if isinstance(operation.op, ast.FloorDiv) and not _exact_reciprocal(
+            self.numbers[found[0]], value
+        ):
+            return None  # floor(33 * 0.333...) is 10: `// 3` stays a floor division
+        return found[0]
 
     def _input_of(self, value: object, where: str = "") -> str | None:
         """The one read input whose number `value` is, if exactly one is, or as chosen."""

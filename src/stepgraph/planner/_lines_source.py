@@ -108,12 +108,30 @@ def code_of(text: str) -> str:
         for line in text.splitlines()
     )
     kept = []
+    open_brackets, continued = 0, False  # a line that goes on: its next one is code too
     for line in text.splitlines():
         stripped = line.strip()
         is_code = stripped.startswith(("#", "assert ", "unused(")) or "=" in stripped
-        is_code = is_code or is_colon_step(stripped)
+        is_code = is_code or is_colon_step(stripped) or open_brackets > 0 or continued
         kept.append(line if is_code or not stripped else "")
+        if is_code and not stripped.startswith("#"):
+            code = _STRING.sub('""', stripped).partition("#")[0].rstrip()
+            open_brackets = max(0, open_brackets + _depth(code))
+            continued = code.endswith("\\")
     return "\n".join(kept).strip() + "\n"
+
+
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def _depth(code: str) -> int:
+    """The brackets a line of code opens and leaves open (negative: closes earlier ones).
+
+    A step written over several lines, ``total = (a * b +`` then ``c * d)``, or with a
+    backslash: its later lines hold no '=' and are no prose (GSM8K test 1193: the sum's
+    lines were dropped as prose and the first refused as never closed).
+    """
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def is_colon_step(line: str | ast.stmt) -> bool:

@@ -29,6 +29,7 @@ from stepgraph.planner._read_goal import bind_read_inputs
 from stepgraph.planner._siblings import bind_by_sibling_units, undo_conversions_in_sums
 from stepgraph.task import MAX_NESTING, declared_values
 from stepgraph.tools import UNKNOWN, ToolRegistry
+from stepgraph.verifiers import NOT_STATED
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -239,7 +240,7 @@ _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _PLAIN_LABELLED = "the output is a plain number, but expect_unit"
 _NO_UNIT_LABEL = "expect_unit: unknown unit"
 _CHECK_PROBLEM = re.compile(r"check '(?P<expression>.*)': ", re.DOTALL)
-_UNFOUNDED = ("is not a number of the goal", "looks like a conversion factor")
+_UNFOUNDED = (NOT_STATED, "looks like a conversion factor")
 
 
 def _without_plain_labels(

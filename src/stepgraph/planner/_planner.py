@@ -60,7 +60,7 @@ from stepgraph.planner._schema import plan_schema
 from stepgraph.planner._settings import CrossRoute, PlanSyntax, ProgramOnly, RetryWith
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
-from stepgraph.verifiers import grounding_problems, task_input_problems
+from stepgraph.verifiers import NOT_STATED, grounding_problems, task_input_problems
 
 if TYPE_CHECKING:  # only a type: streaming is loaded when a run streams
     import networkx as nx
@@ -171,7 +171,7 @@ class Planner:
             )
         ambiguous: list[Ambiguous] = []
         parsed = self._parse_lines(text, task, {}, ambiguous)
-        if ambiguous and units_disagree(parsed):
+        if ambiguous and (units_disagree(parsed) or self._unstated_literal(parsed, task)):
             values = read_values(self._read(task))
             counts = {
                 name for name, value in values.items() if not isinstance(value, pint.Quantity)
@@ -181,6 +181,19 @@ class Planner:
             )
             return by_units or parsed
         return parsed
+
+    @staticmethod
+    def _unstated_literal(parsed: ParsedPlan, task: PreparedTask) -> bool:
+        """Whether a valid plan's literal, bound to no input, is refused as not the goal's.
+
+        "twice as many books ... for two months": `2 * books` is the goal's twice or its
+        two months, so no input is bound and the bare 2 is no number the goal writes in
+        digits (GSM8K train 4317). Read by units as where the units disagree.
+        """
+        if parsed.plan is None:
+            return False
+        problems = grounding_problems(parsed.plan, task)
+        return any(NOT_STATED in problem.message for problem in problems)
 
     def _parse_lines(
         self,

@@ -2,7 +2,7 @@
 
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._effect import effect_verdict, inert_inputs
-from stepgraph.verifiers._grounding import grounding_problems, task_input_problems
+from stepgraph.verifiers._grounding import NOT_STATED, grounding_problems, task_input_problems
 from stepgraph.verifiers._numbers import (
     ReadNumber,
     is_percent,
@@ -18,6 +18,7 @@ from stepgraph.verifiers._verify import check_verdict, verify
 from stepgraph.verifiers._words import SaidWord, said_words, write_said_units
 
 __all__ = [
+    "NOT_STATED",
     "STEP_STATES",
     "ReadNumber",
     "SaidWord",
