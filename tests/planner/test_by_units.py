@@ -137,4 +137,3 @@ def test_a_literal_of_two_readings_that_no_digit_states_is_read_by_units(tmp_pat
     outcome, journal = _program_run(question, program, 12, tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
     assert "read as twice, where the units agree" in journal.read_text()
-
