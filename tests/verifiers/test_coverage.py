@@ -158,6 +158,12 @@ def test_a_number_after_a_word_and_a_hyphen_names_something_and_is_not_asked_for
         # GSM8K train 3348 and 7301: names, and a period of one
         ("He wrote 25 songs on the top 10 charts and 10 more. How many songs?", ["25 + 10"]),
         ("She puts $100 into her 401K 26 times. How much after 1 year?", ["100 * 26"]),
+        # GSM8K test 457: "N minutes later," says when, as "After N minutes," does
+        (
+            "Katelyn saw 50 fairies. After about twenty minutes, 25 more joined them. Ten "
+            "minutes later, 30 fairies flew away. How many fairies are left?",
+            ["50 + 25 - 30"],
+        ),
     ],
 )
 def test_a_number_that_restates_the_others_or_names_something_is_not_required(goal, expressions):
@@ -197,6 +203,8 @@ def test_a_number_that_restates_the_others_or_names_something_is_not_required(go
         # after 5 months, in a story with a rate per month: the months count
         ("Barkley gets 10 new bones at the beginning of the month. After 5 months, he has 8 "
          "bones. How many has he buried?", ["10 - 8"], "5"),
+        ("He reads 10 pages every day. Three days later, he has 25 pages left. How many "
+         "pages did the book have?", ["25 + 10"], "Three"),
     ],
 )  # fmt: skip
 def test_a_number_that_only_looks_like_a_restatement_stays_required(goal, expressions, unused):

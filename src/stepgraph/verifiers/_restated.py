@@ -47,9 +47,12 @@ _NUMBERED = re.compile(
     re.IGNORECASE,
 )
 # "After about half an hour, 1/5 of the balloons blew up": when something happened
+# or "Ten minutes later, 30 flew away" (GSM8K test 457)
 _MOMENT = re.compile(
-    rf"(?:^|(?<=[.!?])\s+)After\s+(?:about\s+|another\s+|nearly\s+)?"
+    rf"(?:^|(?<=[.!?])\s+)(?:After\s+(?:about\s+|another\s+|nearly\s+)?"
     rf"(?:\w+\s+|a\s+|an\s+|half\s+an\s+)?{_PERIODS},"
+    rf"|(?:About\s+)?(?:\w+|an?|half\s+an)\s+{_PERIODS}\s+later,)",
+    re.IGNORECASE,
 )
 # A story with a rate in time counts time even where the question does not say so ("10
 # bones at the beginning of the month. After 5 months, he has 8. How many are buried?")
