@@ -57,6 +57,23 @@ def test_a_plan_that_misreads_the_goal_is_caught_by_the_words(tmp_path):
     assert len(model.requests) == 2  # no repair: the words cannot say which route misread
 
 
+@pytest.mark.parametrize(
+    ("plan", "status", "said"),
+    [
+        ("floor(1000 / 24)", RunStatus.VERIFIED, "agrees: 41 against 41"),
+        ("ceil(1000 / 24)", RunStatus.UNVERIFIED, "disagrees: 41 against 42"),
+    ],
+)
+def test_a_final_sum_the_words_got_wrong_is_worked_out_by_the_engine(tmp_path, plan, status, said):
+    """GSM8K test 128: "180 + 300 + 400 = 980" in both worked answers, the plan's 880 right."""
+    slipped = "24 x 40 = 960 apples fill 40 crates; 40 + 1 = 42 full crates.\nANSWER: 42"
+    result, _, _ = _run(tmp_path, [_plan(("crates", plan)), slipped])
+    assert result.status is status
+    cross = _cross(result)
+    assert said in cross.description, cross.description
+    assert "its last sum worked out by the engine (40 + 1 = 42)" in cross.description
+
+
 def test_words_without_a_number_leave_the_run_unverified(tmp_path):
     result, _, _ = _run(tmp_path, [_plan(("crates", "floor(1000 / 24)")), "I cannot tell."])
     assert result.status is RunStatus.UNVERIFIED

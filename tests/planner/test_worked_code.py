@@ -2,7 +2,7 @@
 
 import pytest
 
-from stepgraph.planner._worked import computed
+from stepgraph.planner._worked import computed, final_number, slipped_final
 
 
 def _block(code: str) -> str:
@@ -77,3 +77,23 @@ def test_an_import_never_used_leaves_the_arithmetic_to_be_worked_out():
 )
 def test_a_program_no_float_or_parser_can_hold_is_left_to_its_words(code):
     assert computed(f"```python\n{code}\nprint(x)\n```\nANSWER: 5") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "slip"),
+    [
+        (
+            "\\[ 180 + 300 + 400 = 980 \\text{ dollars} \\]\nANSWER: 980",
+            (880, "180 + 300 + 400 = 980"),
+        ),
+        ("\\( 4 \\times 45 = 170 \\)\nANSWER: 170", (180, "4 \\times 45 = 170")),
+        ("So $1,000 + $2,500 = $3,600, in all.\nANSWER: 3600", (3500, "$1,000 + $2,500 = $3,600")),
+        ("4 x 45 = 180, and 180 + 300 = 480.\nANSWER: 480", None),  # every sum right
+        ("12 / 4 = 3 boxes; 7 - 2 = 6 cats.\nANSWER: 3", None),  # the slip gives no final
+        ("(3 + 4) x 5 = 35.\nANSWER: 35", None),  # brackets: not worked out
+        ("10 / 0 = 5.\nANSWER: 5", None),
+    ],
+)
+def test_a_worked_answer_s_last_sum_written_wrong_is_found(text, slip):
+    found = slipped_final(text, final_number(text))
+    assert (found and (found.value, found.written)) == slip

@@ -47,7 +47,7 @@ from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind, WorkedExample
 from stepgraph.planner import Planner, WorkedAhead, asked_unit
 from stepgraph.planner._route import route_for
-from stepgraph.planner._worked import computed, final_number, stated_numbers
+from stepgraph.planner._worked import computed, final_number, slipped_final, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
 from stepgraph.tools import ToolRegistry
@@ -338,6 +338,10 @@ def _read_words(text: str, code: bool) -> Words | None:
         return None
     how = "its code worked out by the engine" if program else "in words"
     known = [*stated_numbers(text), *(program.values if program else [])]
+    if program is None and (slip := slipped_final(text, said)) is not None:
+        # its reading stands; the sum it ends on is the engine's to work out
+        said, how = slip.value, f"in words, its last sum worked out by the engine ({slip.written})"
+        known.append(slip.value)
     return Words(said, known, how)
 
 

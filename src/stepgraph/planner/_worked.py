@@ -17,6 +17,7 @@ and anything but assignments of arithmetic to names and a ``print`` is not read 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 
@@ -49,6 +50,50 @@ def final_number(text: str) -> float | None:
 def stated_numbers(text: str) -> list[float]:
     """Every number the worked answer writes down, in order (``2,500`` is 2500)."""
     return [float(n.replace(",", "")) for n in _SIGNED.findall(text)]
+
+
+@dataclass(frozen=True)
+class Slip:
+    """A worked answer's last sum written wrong: what it wrote, and what the sum is."""
+
+    written: str  # "180 + 300 + 400 = 980"
+    value: float  # 880
+
+
+# "180 + 300 + 400 = 980 dollars", "\\( 4 \\times 45 = 180 \\)": numbers and operators only
+_NUMERAL = r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_SUM = re.compile(
+    rf"(?P<terms>{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+)"
+    rf"\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d)"
+)
+_OPERATORS = {"×": "*", "x": "*", "\\times": "*", "\\cdot": "*", "÷": "/", "\\div": "/"}
+
+
+def slipped_final(text: str, final: float) -> Slip | None:
+    """The last written sum whose result is the answer's `final` number, where it is wrong.
+
+    A small model reads a goal right and adds wrong: "180 + 300 + 400 = 980" (GSM8K test
+    128, both worked answers); the plan's 880 is then no dissent from the words' reading.
+    Only the very sum that gives the final number, only numbers and operators (no names,
+    no brackets): one the engine can work out as written.
+    """
+    sums = [m for m in _SUM.finditer(text) if _number(m.group("result")) == final]
+    if not sums:
+        return None
+    terms = sums[-1].group("terms").replace("$", "").replace(",", "")
+    for written, operator in _OPERATORS.items():
+        terms = terms.replace(written, operator)
+    try:
+        value = evaluate(terms)
+    except (StepgraphError, ZeroDivisionError, OverflowError):
+        return None
+    if not isinstance(value, int | float) or math.isclose(value, final, rel_tol=1e-6):
+        return None
+    return Slip(" ".join(sums[-1].group(0).split()), float(value))
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", "").replace("$", ""))
 
 
 # "ANSWER: total_per_day" written inside the program, as the prompt asks of the text: the
