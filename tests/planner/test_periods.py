@@ -74,3 +74,21 @@ def test_a_sum_of_money_times_weeks_counts_the_weeks():
     assert _answer(goal, plan) == "52 USD"
     goal = "3 workers work for 8 hours. How many hours of work is that?"
     assert _answer(goal, 'total = workers_3 * duration\nanswer = f"{total}"\n') == "24 h"
+
+
+def test_a_time_as_an_exponent_is_the_number_of_its_periods():
+    """GSM8K test 1016: 5% a year for three years; `** years` was no reference, then a time."""
+    goal = (
+        "The price of carrots increases by 5% of the original price every year. What would "
+        "be the price of carrots after three years if it was $120 initially? (Round to the "
+        "nearest integer)"
+    )
+    plan = (
+        "initial_price = 120\nincrease_rate = 0.05\nyears = 3\n"
+        "final_price = initial_price * (1 + increase_rate) ** years\n"
+        'rounded = round(final_price)\nanswer = f"{rounded}"\n'
+    )
+    parsed = _parsed(goal, plan)
+    assert parsed.plan is not None, parsed.problems
+    assert any("${years} counted as numbers of their periods" in r for r in parsed.repairs)
+    assert _answer(goal, plan) == "139 USD"

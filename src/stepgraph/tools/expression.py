@@ -219,6 +219,16 @@ _DIVISORS = {
 }
 
 
+def in_dollars(value: Any) -> bool:
+    """Whether a value is a sum in dollars, which rounds to whole dollars as people mean.
+
+    "What would the price be ... (Round to the nearest integer)" of $120 grown 5% a year
+    is 139 USD (GSM8K test 1016: `round(final_price)` refused, as if cents were as likely).
+    Only dollars themselves: a sum in cents, or dollars per hour, still says which unit.
+    """
+    return isinstance(value, pint.Quantity) and str(value.units) in ("USD", "dollar")
+
+
 def has_units(value: Any) -> bool:
     """Whether a value, reduced, still has units other than counts (``3 tables`` has none).
 
@@ -317,7 +327,8 @@ def _rounding(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     def apply(value: Any, *rest: Any) -> Any:
         value = normalize(value)  # ceil(2500 GB / (962.28 GB)) is a plain 2.598
         if isinstance(value, pint.Quantity):
-            if not is_count_unit(cast(pint.Unit, value.units)):  # the evaluator names the argument
+            counted = is_count_unit(cast(pint.Unit, value.units)) or in_dollars(value)
+            if not counted:  # the evaluator names the argument
                 raise units_do_not_cancel(name, format_value(value), value)
             return registry().Quantity(func(value.magnitude, *rest), value.units)
         return func(value, *rest)
@@ -497,7 +508,7 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
         for arg in args:  # max('abc') is 'c', and sqrt of a list fails deep in pint
             if not is_number(arg):
                 raise _not_a_number(arg, f"an argument of {node.func.id}()", f"{node.func.id}()")
-        if node.func.id in ROUNDING and args and has_units(args[0]):
+        if node.func.id in ROUNDING and args and has_units(args[0]) and not in_dollars(args[0]):
             rest = ", ".join(self._source(arg) for arg in node.args[1:])
             raise units_do_not_cancel(node.func.id, self._source(node.args[0]), args[0], rest)
         return func(*args)
