@@ -378,6 +378,22 @@ def test_second_words_that_disagree_again_leave_the_run_unverified(tmp_path):
     assert len(model.requests) == 3
 
 
+def test_words_their_own_code_backs_are_not_outvoted_by_a_second_sample(tmp_path):
+    """GSM8K test 118, twice: words and their code said 4, a second sample 20 with the program.
+
+    Two routes against the plan's one: no second worked answer is asked, nothing verifies.
+    """
+    backed = WRONG_WORDS + "\n```python\nleft = 16 - 3\nprint(left * 2)\n```\n"
+    outcome, model = _only([FUNCTION, backed, WORKED], tmp_path, second_words=True)
+    assert not outcome.verified and not outcome.verified_wrong, outcome.status
+    assert len(model.requests) == 2
+    assert "its own code says so too: no second worked answer" in (tmp_path / "r.jsonl").read_text()
+    # code that works out another number backs nothing: the second sample is asked
+    unbacked = WRONG_WORDS + "\n```python\nleft = 16 - 3\nprint(left * 3)\n```\n"
+    outcome, model = _only([FUNCTION, unbacked, WORKED], tmp_path / "b", second_words=True)
+    assert outcome.verified and len(model.requests) == 3
+
+
 def test_without_second_words_a_disagreement_asks_nothing_more(tmp_path):
     outcome, model = _only([FUNCTION, WRONG_WORDS], tmp_path)
     assert not outcome.verified and len(model.requests) == 2

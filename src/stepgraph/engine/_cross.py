@@ -78,6 +78,7 @@ class Words:
     said: float
     known: list[Any]  # the numbers it writes down and, for its code, the values worked out
     how: str  # "in words", or "its code worked out by the engine"
+    backed: bool = False  # its words and its own code end on the same number: two routes
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,9 @@ def worked_check(
         return outcome
     if _agree_magnitude(in_asked_unit(first, task.task.goal), words.said):
         return outcome  # the final numbers agree; another number of the answer does not
+    if words.backed:  # two routes against the plan's one: a second sample cannot outvote them
+        said = f"{outcome.verdict.description} (its own code says so too: no second worked answer)"
+        return replace(outcome, verdict=outcome.verdict.model_copy(update={"description": said}))
     return _second_words(outcome, hold, lambda: planner.worked(task, journal, attempt=2), code)
 
 
@@ -332,17 +336,19 @@ def _second_words(
 
 def _read_words(text: str, code: bool) -> Words | None:
     """A worked answer as a witness: its code worked out (with `code`), else its words."""
-    program = computed(text) if code else None
-    said = program.final if program else final_number(text)
+    own, prose = computed(text), final_number(text)
+    program = own if code else None
+    said = program.final if program else prose
     if said is None:
         return None
+    backed = own is not None and prose is not None and close(own.final, prose, AGREEMENT)
     how = "its code worked out by the engine" if program else "in words"
     known = [*stated_numbers(text), *(program.values if program else [])]
     if program is None and (slip := slipped_final(text, said)) is not None:
         # its reading stands; the sum it ends on is the engine's to work out
         said, how = slip.value, f"in words, its last sum worked out by the engine ({slip.written})"
         known.append(slip.value)
-    return Words(said, known, how)
+    return Words(said, known, how, backed)
 
 
 # (asked again after a disagreement, agrees) -> how the verdict says it
