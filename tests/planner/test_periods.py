@@ -1,6 +1,7 @@
 """Durations multiplied together: the coarser ones are counts of their periods."""
 
 from stepgraph import Engine, Planner
+from stepgraph.exceptions import PlanningError
 from stepgraph.model import Task
 from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
@@ -76,19 +77,25 @@ def test_a_sum_of_money_times_weeks_counts_the_weeks():
     assert _answer(goal, 'total = workers_3 * duration\nanswer = f"{total}"\n') == "24 h"
 
 
-def test_a_time_as_an_exponent_is_the_number_of_its_periods():
-    """GSM8K test 1016: 5% a year for three years; `** years` was no reference, then a time."""
+def test_a_growth_factor_raised_to_a_number_of_years_is_not_verified():
+    """GSM8K test 1016 and 1048: compound growth where the gold grows by the same amount.
+
+    "5% of the original price every year" is 6 USD a year, 138 USD after three years. Read
+    as a reference, `** years` let the compound 139 run and verify with the words (two
+    verified-wrong on the held-out slice, 2026-12-06): the exponent stays unread.
+    """
     goal = (
         "The price of carrots increases by 5% of the original price every year. What would "
-        "be the price of carrots after three years if it was $120 initially? (Round to the "
-        "nearest integer)"
+        "be the price of carrots after three years if it was $120 initially?"
     )
     plan = (
         "initial_price = 120\nincrease_rate = 0.05\nyears = 3\n"
-        "final_price = initial_price * (1 + increase_rate) ** years\n"
-        'rounded = round(final_price)\nanswer = f"{rounded}"\n'
+        'final_price = initial_price * (1 + increase_rate) ** years\nanswer = f"{final_price}"\n'
     )
-    parsed = _parsed(goal, plan)
-    assert parsed.plan is not None, parsed.problems
-    assert any("${years} counted as numbers of their periods" in r for r in parsed.repairs)
-    assert _answer(goal, plan) == "139 USD"
+    model = ScriptedLLM([plan] * 4)  # the step fails; each repair round answers the same
+    planner = Planner(model, syntax="lines", numbered_names=True, plan_retries=0)
+    try:
+        result = Engine(planner=planner).run(Task(name="p", goal=goal))
+    except PlanningError:
+        return  # no plan ran to an answer: nothing verified
+    assert result.status.value != "verified" and "139" not in str(result.answer)

@@ -393,10 +393,8 @@ class _Reader:
                         return ast.Call(ast.Name("floor", ast.Load()), [times], [])
                     return times
                 operation.left = self.visit(operation.left)
-                if not isinstance(operation.op, ast.Pow):
+                if not isinstance(operation.op, ast.Pow):  # a square is no input
                     operation.right = self.visit(operation.right)
-                elif not isinstance(operation.right, ast.Constant):  # a square is no input,
-                    operation.right = self.visit(operation.right)  # `** years` a reference
                 return operation
 
         bound = _Bind().visit(ast.parse(ast.unparse(node), mode="eval"))

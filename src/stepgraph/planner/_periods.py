@@ -9,9 +9,7 @@ coarser time is the number of its periods (6 days: 6), and the finest keeps its 
 Only where one time is strictly the finest; anything else is left for the checks. A
 time that multiplies a sum of money or a measure with no time in it is a count too ("$13
 each visit ... over 4 weeks" is 52 USD, not 52 USD·week); a plain number times a time (3
-workers for 8 hours) stays a time, and a rate times a time converts. A time as an exponent
-is the number of its periods too: `(1 + rate) ** years` for "5% every year ... after three
-years" (GSM8K test 1016: refused, "an exponent must be a plain number").
+workers for 8 hours) stays a time, and a rate times a time converts.
 """
 
 from __future__ import annotations
@@ -134,15 +132,6 @@ def _counted(expression: str, units: Mapping[str, Any]) -> tuple[list[str], str]
                 divisors[divisor] = f"(1 {unit:D})"
                 counted.append(factor)
                 replace_node(factor, ast.BinOp(factor, ast.Div(), ast.Name(divisor)), parents)
-    for power in [node for node in ast.walk(tree) if _is_power(node)]:
-        # "5% every year ... after three years": `(1 + rate) ** years` grows once a year
-        assert isinstance(power, ast.BinOp)
-        if (unit := _time(power.right, prototypes)) is None:
-            continue
-        divisor = f"__period{len(divisors)}"
-        divisors[divisor] = f"(1 {unit:D})"
-        counted.append(power.right)
-        power.right = ast.BinOp(power.right, ast.Div(), ast.Name(divisor))
     if not counted:
         return None
     shown = [ast.unparse(factor) for factor in counted]
@@ -208,10 +197,6 @@ def products(tree: ast.AST) -> list[list[ast.expr]]:
         if isinstance(node, ast.BinOp) and _is_product(node) and not _is_product(parents.get(node)):
             found.append(chain(node, ast.Mult))
     return found
-
-
-def _is_power(node: ast.AST) -> bool:
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
 
 
 def _is_product(node: ast.AST | None) -> bool:
