@@ -152,6 +152,27 @@ def test_a_run_checked_by_words_replays_identically(tmp_path):
     assert report.identical, report.divergences
 
 
+def test_a_worked_answer_edited_into_a_slipped_sum_replays_as_a_divergence(tmp_path):
+    """An attacker edits the journal's words into "40 + 2 = 41": replay never verifies silently.
+
+    The plan says 42 crates (ceil) and the run was unverified; a worked answer rewritten so
+    that its last sum, worked out, agrees would make the replayed verdict pass: replay
+    reports that as a divergence from the record, not as the run's own verdict.
+    """
+    result, _, journal = _run(tmp_path, [_plan(("crates", "ceil(1000 / 24)")), WORDS_41])
+    assert result.status is RunStatus.UNVERIFIED
+    lines = journal.path.read_text().splitlines()
+    edited = [
+        line.replace(json.dumps(WORDS_41)[1:-1], "40 + 2 = 41 full crates.\\nANSWER: 41")
+        for line in lines
+    ]
+    assert edited != lines
+    journal.path.write_text("\n".join(edited) + "\n")
+    report = replay(journal.path, out=tmp_path / "again.jsonl")
+    assert not report.identical
+    assert any("cross_check" in str(divergence) for divergence in report.divergences)
+
+
 def test_the_environment_chooses_the_route_for_the_command_line(tmp_path, monkeypatch):
     from stepgraph.cli._model_options import ModelOptions
 

@@ -107,7 +107,7 @@ def read_lines(
 
 def _exact_reciprocal(share: float, divisor: float) -> bool:
     """Whether `share` is exactly 1 / `divisor` in binary (a half, a quarter; not a third)."""
-    return float(share).as_integer_ratio() == (1, divisor) if float(divisor).is_integer() else False
+    return float(share).as_integer_ratio() == (1, divisor)
 
 
 @dataclass(frozen=True)

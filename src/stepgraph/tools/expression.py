@@ -229,6 +229,11 @@ def in_dollars(value: Any) -> bool:
     return isinstance(value, pint.Quantity) and str(value.units) in ("USD", "dollar")
 
 
+def rounds_as_is(value: Any) -> bool:
+    """Whether ceil, floor and round may take a value in its own unit: a count, or dollars."""
+    return not has_units(value) or in_dollars(value)
+
+
 def has_units(value: Any) -> bool:
     """Whether a value, reduced, still has units other than counts (``3 tables`` has none).
 
@@ -327,8 +332,7 @@ def _rounding(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     def apply(value: Any, *rest: Any) -> Any:
         value = normalize(value)  # ceil(2500 GB / (962.28 GB)) is a plain 2.598
         if isinstance(value, pint.Quantity):
-            counted = is_count_unit(cast(pint.Unit, value.units)) or in_dollars(value)
-            if not counted:  # the evaluator names the argument
+            if not rounds_as_is(value):  # the evaluator names the argument
                 raise units_do_not_cancel(name, format_value(value), value)
             return registry().Quantity(func(value.magnitude, *rest), value.units)
         return func(value, *rest)
@@ -508,7 +512,7 @@ class _Evaluator(simpleeval.SimpleEval):  # type: ignore[misc]  # simpleeval shi
         for arg in args:  # max('abc') is 'c', and sqrt of a list fails deep in pint
             if not is_number(arg):
                 raise _not_a_number(arg, f"an argument of {node.func.id}()", f"{node.func.id}()")
-        if node.func.id in ROUNDING and args and has_units(args[0]) and not in_dollars(args[0]):
+        if node.func.id in ROUNDING and args and not rounds_as_is(args[0]):
             rest = ", ".join(self._source(arg) for arg in node.args[1:])
             raise units_do_not_cancel(node.func.id, self._source(node.args[0]), args[0], rest)
         return func(*args)
