@@ -137,3 +137,36 @@ def test_a_literal_of_two_readings_that_no_digit_states_is_read_by_units(tmp_pat
     outcome, journal = _program_run(question, program, 12, tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
     assert "read as twice, where the units agree" in journal.read_text()
+
+
+def test_a_literal_that_is_cents_written_in_dollars_is_read_as_the_cents(tmp_path):
+    """GSM8K train 6068: `5 * 0.5` for "5 items that cost 50 cents" beside "25 dollars".
+
+    The 0.5 is also the story's "half"; read so, dollars less a plain number was refused.
+    """
+    question = (
+        "Tabitha has 25 dollars. She gives her mom 8 dollars and invests half what is left "
+        "in a money market. She spends some money on 5 items that costs 50 cents each. How "
+        "much money does Tabitha have left?"
+    )
+    program = (
+        "initial = 25\ngiven = 8\nleft = initial - given\ninvested = left / 2\n"
+        "after_investment = left - invested\ncost_of_items = 5 * 0.5\n"
+        "final = after_investment - cost_of_items\nprint(final)"
+    )
+    outcome, journal = _program_run(question, program, 6, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+    assert "0.5 is the goal's dollars in another of its units" in journal.read_text()
+
+
+def test_a_literal_that_only_converts_a_quantity_stays_refused_where_no_reading_adds_up(
+    tmp_path,
+):
+    """0.5 is "30 minutes" in hours, but the program adds it to dollars: no reading works."""
+    question = (
+        "A plumber charges 40 dollars for each hour of work and worked for 2 hours and 30 "
+        "minutes. How many dollars did he charge?"
+    )
+    program = "hours = 2\nrate = 40\ncharge = rate * hours + 0.5\nprint(charge)"
+    outcome, _ = _program_run(question, program, 100, tmp_path)
+    assert not outcome.verified

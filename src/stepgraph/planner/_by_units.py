@@ -55,13 +55,21 @@ def read_by_units(
     if len(best) != 1:
         return None
     reading, parsed = best[0]
-    said = [
-        f"{literal.where}: the goal's {literal.value:g} is both {' and '.join(literal.candidates)};"
-        f" read as {name}, where the units agree"
-        for literal, name in zip(ambiguous, reading, strict=True)
-    ]
+    said = [_said(literal, name) for literal, name in zip(ambiguous, reading, strict=True)]
     parsed.repairs = [*said, *parsed.repairs]
     return parsed
+
+
+def _said(literal: Ambiguous, name: str) -> str:
+    if name in literal.converted:
+        return (
+            f"{literal.where}: {literal.value:g} is the goal's {name} in another of its units"
+            " (converted by hand); read as it, where the units agree"
+        )
+    return (
+        f"{literal.where}: the goal's {literal.value:g} is both"
+        f" {' and '.join(literal.candidates)}; read as {name}, where the units agree"
+    )
 
 
 def units_compound(parsed: ParsedPlan) -> bool:

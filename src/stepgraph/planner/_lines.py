@@ -55,6 +55,7 @@ def read_lines(
     tools: Collection[str] | Mapping[str, Sequence[str]],
     *,
     numbers: Mapping[str, float] | None = None,
+    converted: Mapping[str, Sequence[float]] | None = None,
     shares: Collection[str] = (),
     bound: list[str] | None = None,
     choices: Mapping[int, str] | None = None,
@@ -70,6 +71,9 @@ def read_lines(
     `shares` name those that are plain shares ("half": 0.5), which ``x / 2`` may divide by.
     A literal that is the number of several read inputs is bound to none, and listed in
     `ambiguous` in the order read; `choices` binds the n-th such literal to the input named.
+    `converted` holds each read quantity's numbers in the goal's other units (0.5 for "50
+    cents" beside dollars): a literal that is one of them is listed in `ambiguous` too, its
+    exact input, if it has one, read until a choice says otherwise.
     """
     source = code_of(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
@@ -91,6 +95,7 @@ def read_lines(
                 "the goal's quantities with their units instead of factors"
             )
         reader = _Reader(inputs, tools, comments_of(source), numbers or {}, shares)
+        reader.converted = converted or {}
         reader.choices = choices or {}
         data = reader.read(tree)
         if bound is not None:
@@ -112,11 +117,18 @@ def _exact_reciprocal(share: float, divisor: float) -> bool:
 
 @dataclass(frozen=True)
 class Ambiguous:
-    """A literal that is the number of several read inputs: `candidates`, in reading order."""
+    """A literal that is the number of several read inputs: `candidates`, in reading order.
+
+    `converted` are the candidates whose number the literal is only in another of the
+    goal's units; `default` is the input read where no choice is made: the one whose stated
+    number the literal is, where the others only convert to it.
+    """
 
     where: str
     value: float
     candidates: tuple[str, ...]
+    converted: tuple[str, ...] = ()
+    default: str | None = None
 
 
 class _Reader:
@@ -134,6 +146,7 @@ class _Reader:
         self.bound: list[str] = []
         self.ambiguous: list[Ambiguous] = []
         self.choices: Mapping[int, str] = {}
+        self.converted: Mapping[str, Sequence[float]] = {}
         self.inputs = dict(inputs) if isinstance(inputs, Mapping) else {}
         self.tools = set(tools) - {"calculate"}
         self.parameters = (
@@ -365,7 +378,9 @@ class _Reader:
                 if found is None:
                     return constant
                 named.add(found)
-                if len(reader.ambiguous) == before:  # a chosen reading is said by its chooser
+                if len(reader.ambiguous) == before or (
+                    len(reader.ambiguous) - 1 not in reader.choices
+                ):  # a chosen reading is said by its chooser
                     reader.bound.append(f"{where}: the goal's {constant.value!r} read as {found}")
                 return ast.Name(id=f"__lit_{found}", ctx=ast.Load())
 
@@ -453,10 +468,19 @@ class _Reader:
             for name, number in self.numbers.items()
             if math.isclose(value, number, rel_tol=1e-12, abs_tol=0.0)
         ]
-        if len(found) < 2:
+        converted = [
+            name
+            for name, numbers in self.converted.items()
+            if name not in found
+            and any(math.isclose(value, number, rel_tol=1e-9) for number in numbers)
+        ]
+        if len(found) < 2 and not converted:
             return found[0] if found else None
-        self.ambiguous.append(Ambiguous(where, float(value), tuple(found)))
-        return self.choices.get(len(self.ambiguous) - 1)
+        default = found[0] if len(found) == 1 else None
+        self.ambiguous.append(
+            Ambiguous(where, float(value), (*found, *converted), tuple(converted), default)
+        )
+        return self.choices.get(len(self.ambiguous) - 1, default)
 
     def _answer(self, node: ast.expr, where: str) -> str:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

@@ -54,7 +54,13 @@ from stepgraph.planner._prompt import (
     render,
     system_prompt,
 )
-from stepgraph.planner._read_goal import numbers_of, read_inputs, read_values, shares_of
+from stepgraph.planner._read_goal import (
+    converted_numbers_of,
+    numbers_of,
+    read_inputs,
+    read_values,
+    shares_of,
+)
 from stepgraph.planner._route import ARITHMETIC, route_for
 from stepgraph.planner._schema import plan_schema
 from stepgraph.planner._settings import CrossRoute, PlanSyntax, ProgramOnly, RetryWith
@@ -217,6 +223,7 @@ class Planner:
                 names,
                 parameters,
                 numbers=numbers,
+                converted=converted_numbers_of(read) if numbers else None,
                 shares=shares,
                 bound=bound,
                 choices=choices,

@@ -11,6 +11,7 @@ them as ``${inputs.name}``; the plan gets those it refers to (`bind_read_inputs`
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Collection, Mapping
 from functools import lru_cache
@@ -345,6 +346,33 @@ def numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, float]:
                 numbers[name] = float(magnitude)
                 seen.add(stated)
     return numbers
+
+
+def converted_numbers_of(read: Mapping[str, GroundedInput]) -> dict[str, tuple[float, ...]]:
+    """Each read quantity's number in the goal's other units of its kind ("50 cents": 0.5).
+
+    A program writes "5 items that cost 50 cents each" in the dollars it sums as ``5 * 0.5``
+    (GSM8K train 6068): the 0.5 is the 50 cents converted by hand, not the story's "half".
+    Only units the goal itself states, and only numbers that differ from the stated one.
+    """
+    values = {
+        name: value
+        for name, value in read_values(read).items()
+        if isinstance(value, pint.Quantity) and not value.dimensionless
+    }
+    units = {str(value.units): value.units for value in values.values()}
+    converted: dict[str, tuple[float, ...]] = {}
+    for name, value in values.items():
+        numbers = []
+        for unit in units.values():
+            if unit == value.units or value.dimensionality != (1 * unit).dimensionality:
+                continue
+            number = float(value.to(unit).magnitude)
+            if not math.isclose(number, float(value.magnitude), rel_tol=1e-9):
+                numbers.append(number)
+        if numbers:
+            converted[name] = tuple(numbers)
+    return converted
 
 
 def shares_of(read: Mapping[str, GroundedInput]) -> list[str]:
