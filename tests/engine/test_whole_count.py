@@ -69,6 +69,12 @@ def test_a_fraction_of_a_needed_thing_fails_and_says_how_to_round():
     assert whole_count("How many hours are needed?", 6.5) is None
 
 
+def test_float_noise_on_a_whole_count_is_no_fraction_but_a_millionth_is():
+    """3 cups / 0.333333333333 cup is 9.000000000009: whole; 7.000001 printers are not."""
+    assert whole_count(PRINTERS, 3 / 0.333333333333) is None
+    assert whole_count(PRINTERS, 7.000001) is not None
+
+
 def _run(programs: list[str], tmp_path):
     planner = Planner(
         Programs(programs, WORDS), syntax="lines", numbered_names=True,

@@ -170,3 +170,31 @@ def test_a_literal_that_only_converts_a_quantity_stays_refused_where_no_reading_
     program = "hours = 2\nrate = 40\ncharge = rate * hours + 0.5\nprint(charge)"
     outcome, _ = _program_run(question, program, 100, tmp_path)
     assert not outcome.verified
+
+
+def test_a_fraction_the_goal_writes_is_its_input_not_a_number_of_another(tmp_path):
+    """GSM8K train 2153: the 2 of ``oil = 1/2`` ("a 1/2 cup of oil") was "2 cups of flour"."""
+    question = (
+        "Felicia needs 2 cups of flour and a 1/2 cup of oil. Her only measuring scoop is 1/4 "
+        "cup. How many times does she fill it?"
+    )
+    program = (
+        "flour = 2\noil = 1/2\nscoop = 1/4\nscoops = flour / scoop + oil / scoop\nprint(scoops)"
+    )
+    outcome, journal = _program_run(question, program, 10, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+    assert "the goal's 1 / 2 read as oil" in journal.read_text()
+
+
+def test_a_third_of_a_cup_is_read_to_twelve_digits_so_whole_scoops_stay_whole(tmp_path):
+    """GSM8K train 7230: "a 1/3 cup scoop" read as 0.333333 cup made 3 cups 9.00001 scoops."""
+    question = (
+        "Mitch is baking a cake and needs 3 cups of flour and two cups of sugar. He doesn't "
+        "have a one cup scoop, only a 1/3 cup scoop. How many total scoops will he need?"
+    )
+    program = (
+        "flour_cups = 3\nsugar_cups = 2\nscoop_size = 1/3\n"
+        "total_scoops = flour_cups / scoop_size + sugar_cups / scoop_size\nprint(total_scoops)"
+    )
+    outcome, _ = _program_run(question, program, 15, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)

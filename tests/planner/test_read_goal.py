@@ -653,3 +653,10 @@ def test_a_whole_number_and_a_half_is_one_number(goal, read):
     assert {
         name: str(item.value) for name, item in read_inputs(goal, numbered=True).items()
     } == read
+
+
+def test_a_fraction_of_a_unit_is_read_to_twelve_digits_not_the_six_shown_to_people():
+    read = read_inputs("only a 1/3 cup scoop and 2.5 TB", numbered=True)
+    values = {item.quote: item.value for item in read.values()}
+    assert values["1/3 cup scoop and"] == "0.333333333333 cp"
+    assert values["2.5 TB"] == "2.5 TB"

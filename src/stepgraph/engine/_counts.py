@@ -9,6 +9,7 @@ run's repair asks again instead of holding the same answer against the words.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pint
@@ -27,8 +28,8 @@ def whole_count(goal: str, value: Any) -> Verdict | None:
         if not value.dimensionless:
             return None
         value = value.to("dimensionless").magnitude
-    if not isinstance(value, int | float) or float(value).is_integer():
-        return None
+    if not isinstance(value, int | float) or math.isclose(value, round(value), rel_tol=1e-9):
+        return None  # 3 cups / (1/3 cup) is 9.000000000009 in floats: whole, not a fraction
     return Verdict(
         kind=VerdictKind.ANSWER,
         passed=False,

@@ -394,6 +394,12 @@ class _Reader:
                 return call
 
             def visit_BinOp(self, operation: ast.BinOp) -> ast.AST:
+                fraction = reader._fraction_of(operation)
+                if fraction is not None:  # `1/2` for "a 1/2 cup of oil": the cup, not a 2
+                    named.add(fraction)
+                    shown = ast.unparse(operation)
+                    reader.bound.append(f"{where}: the goal's {shown} read as {fraction}")
+                    return ast.Name(id=f"__lit_{fraction}", ctx=ast.Load())
                 share = reader._share_of(operation)
                 if share is not None:  # `x / 2` for "half": times the goal's share
                     named.add(share)
@@ -428,6 +434,25 @@ class _Reader:
             # The goal's input itself, even where a step took its name.
             text = text.replace(f"__lit_{name}", f"${{inputs.{name}}}")
         return re.sub(r"'([^']*\d[^']*)'", r"(\1)", text)  # "6 h" -> (6 h)
+
+    def _fraction_of(self, operation: ast.BinOp) -> str | None:
+        """The read input that ``1/2`` writes as the goal does ("a 1/2 cup"), if one does.
+
+        Its parts are no inputs: the 2 of "1/2 cup of oil" was read as "2 cups of flour"
+        (GSM8K train 2153, refused for a count in 1/cup).
+        """
+        parts = (operation.left, operation.right)
+        if not isinstance(operation.op, ast.Div) or not all(
+            isinstance(part, ast.Constant) and type(part.value) is int for part in parts
+        ):
+            return None
+        written = f"{operation.left.value}/{operation.right.value}"  # type: ignore[attr-defined]
+        found = [
+            name  # a quantity stated twice is its first input's, as `numbers` holds it
+            for name, first in self.inputs.items()
+            if first == written and name in self.numbers
+        ]
+        return found[0] if len(found) == 1 else None
 
     def _share_of(self, operation: ast.BinOp) -> str | None:
         """The read share (0.5 for "half") that ``x / 2`` divides by, if exactly one is.
