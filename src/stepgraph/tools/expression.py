@@ -370,6 +370,13 @@ def _guard_number(value: Any) -> Any:
     magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
     if isinstance(magnitude, int) and magnitude.bit_length() > MAX_INTEGER_BITS:
         raise CalculationError(f"intermediate result too large (over {MAX_INTEGER_BITS} bits)")
+    if isinstance(value, pint.Quantity) and isinstance(magnitude, int):
+        try:  # a unit converts in floats: (10 gal) ** 400 overflowed in pint, not here
+            float(magnitude)
+        except OverflowError:
+            raise CalculationError(
+                f"intermediate result too large for a quantity in {value.units}"
+            ) from None
     return value
 
 
