@@ -520,6 +520,9 @@ def test_cents_beside_a_dollar_sign_are_money_and_a_named_item_is_no_number():
     # no label: "gave Sara 8 apples", a number no series names ("Another 20 came")
     assert "apples_8" in read_inputs("He gave Sara 8 apples. How many?", numbered=True)
     assert "people_20" in read_inputs("Another 20 people came.", numbered=True)
+    # GSM8K train 3159: a possessive numbers no series; "Her 3 Swordtails" are 3 fish
+    fish = read_inputs("Her 3 Swordtails eat 2 g. Her 8 Guppies eat 1 g.", numbered=True)
+    assert {"swordtails_3", "guppies_8"} <= set(fish)
 
 
 def test_an_ordinal_is_not_asked_for_by_coverage_and_a_grade_is_not_read():
