@@ -12,6 +12,7 @@ from stepgraph.planner._read_goal import read_values as _read_values
 from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
+from stepgraph.verifiers import word_numbers
 
 FROGS = (
     "A frog lays 800 eggs a year.  10 percent dry up, and 70 percent are eaten.  1/4 of the "
@@ -590,3 +591,20 @@ def test_a_year_s_days_less_the_goal_s_days_is_a_length_of_time(code, declared, 
 )
 def test_a_calendar_number_added_under_a_name_that_does_not_say_so_is_no_length(line):
     assert f"{line}\n" in _lines(WATERING, f"{line}\nprint(days_rest)\n")
+
+
+def test_a_value_that_triples_is_times_the_goal_s_three(tmp_path):
+    """GSM8K train 6019: "which then triples in value"; `* 3` was refused as unstated."""
+    goal = (
+        "Mark buys a Magic card for $100, which then triples in value.  How much profit "
+        "would he make selling it?"
+    )
+    program = "cost = 100\nvalue = cost * 3\nprofit = value - cost\nprint(profit)"
+    _verified(goal, 200, program, "ANSWER: 200", tmp_path)
+
+
+def test_doubles_and_triples_as_nouns_are_no_numbers():
+    """ "a few are doubles" (baseball cards), "three triples" (lifts): nothing to multiply."""
+    assert not [n for n in word_numbers("Rob has 24 cards, and a few are doubles.") if n.value == 2]
+    assert [n.value for n in word_numbers("He does three triples.")] == [3]
+    assert [n.value for n in word_numbers("The number of ants doubles each hour.")] == [2]

@@ -62,7 +62,13 @@ _WORD_VALUES: dict[str, tuple[float, ...]] = {
     "ninety": (90,), "hundred": (100,), "thousand": (1000,), "dozen": (12,), "half": (0.5, 2),
     "quarter": (0.25, 4), "twice": (2,), "double": (2,), "triple": (3,), "thrice": (3,),
     "doubled": (2,), "tripled": (3,), "quadruple": (4,), "quadrupled": (4,),
+    "doubles": (2,), "triples": (3,), "quadruples": (4,),
 }  # fmt: skip
+# "a few are doubles", "three triples": the verb's forms as nouns (baseball cards, lifts)
+_MULTIPLIER_VERBS = {"doubles", "triples", "quadruples"}
+_NOUN_BEFORE = re.compile(
+    r"\b(?:are|were|few|some|many|of|the|\d+|two|three|four|five|six)\s+$", re.IGNORECASE
+)
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
 _UNITS = "one|two|three|four|five|six|seven|eight|nine"
 # "twenty-five" is 25, one number (GSM8K writes them so), never 20 and 5.
@@ -379,6 +385,8 @@ def word_numbers(text: str) -> list[GoalNumber]:
             continue  # the "two" of "two thirds"
         word = match.group(1).casefold()
         if word in _PERIODS and _PERIOD_BEFORE.search(text, 0, match.start()):
+            continue
+        if word in _MULTIPLIER_VERBS and _NOUN_BEFORE.search(text, 0, match.start()):
             continue
         tens, _, ones = word.replace("-", " ").partition(" ")
         values = (_WORD_VALUES[tens][0] + _ONES[ones],) if ones else _WORD_VALUES[word]
