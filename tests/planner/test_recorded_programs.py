@@ -1,6 +1,6 @@
 """Real programs a small model wrote for GSM8K train questions, read by today's engine.
 
-`recorded_programs.jsonl` holds 401 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
+`recorded_programs.jsonl` holds 478 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
 llama.cpp) to the program request (`planner/prompts/program.md`), each with its question
 (GSM8K, MIT licence), the dataset's answer, and the value Python gives the program
 (`python_value`, worked out once offline when they were recorded; no test runs them).
@@ -36,6 +36,8 @@ PROGRAM_PROMPT = render("program.md")
 # accepted, and read as something else than Python's value: known, each with why (46#1 was
 # until durations multiplied were read as counts of their periods)
 UNFAITHFUL: dict[str, str] = {
+    "gsm8k-train-6399#1": "0.20 dollars a metre for 'twenty cents per meter' makes 500,000 cent, "
+    "which is Python's 5000 dollars; the words' bare 5,000 is compared with it in cents",
     "gsm8k-train-479#1": "1 h x 3 times a week + 1.5 h x 4 times a week is 9 h/week, which "
     "the units reduce to a plain 0.054 (hours over hours); Python says 9",
     "gsm8k-train-3135#1": "'A cubic foot of water is 25 liters' (the story's own conversion): "
