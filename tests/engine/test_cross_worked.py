@@ -13,6 +13,7 @@ from stepgraph.planner._read_goal import read_inputs
 from stepgraph.planner._route import route_for
 from stepgraph.task import parse_input
 from stepgraph.testing import ScriptedLLM
+from stepgraph.units import parse_unit, quantity
 
 GOAL = "Apples are packed 24 to a crate. How many full crates can be packed from 1,000 apples?"
 WORDS_41 = "1000 / 24 = 41.67, and only full crates count.\nANSWER: 41"
@@ -299,3 +300,16 @@ def test_a_task_with_a_lookup_tool_is_checked_by_another_plan_not_the_words():
     goal = "How many shareholders does Acme Data Systems have?"
     assert route_for(goal, [], ["find_company", "list_shareholders", "calculate"]) == "plan"
     assert route_for(goal, [], ["calculate", "unit_convert"]) == "worked-code"
+
+
+def test_a_sum_in_cents_is_held_to_the_words_in_dollars_unless_cents_are_asked():
+    """GSM8K train 6399: 500,000 cent against the words' 5,000 for "the total she earned"."""
+    from stepgraph.engine._cross import in_asked_unit
+
+    cents = quantity(500_000, parse_unit("cent"))
+    story = "Emmalyn paints fences for twenty cents per meter. The fences are 25,000 m long."
+    earned = f"{story} Calculate the total amount she earned from painting the fences."
+    dollars = in_asked_unit(cents, earned)
+    assert (dollars.magnitude, str(dollars.units)) == (5000, "USD")  # as the words count it
+    kept = in_asked_unit(cents, f"{story} How many cents did she earn?")
+    assert (kept.magnitude, str(kept.units)) == (500_000, "cent")

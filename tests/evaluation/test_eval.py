@@ -200,3 +200,12 @@ def test_a_sum_of_money_is_the_bare_number_a_dataset_expects():
     assert value_matches(parse_expected(500), quantity(500, parse_unit("USD")), 1e-9)
     assert not value_matches(parse_expected(450), quantity(500, parse_unit("USD")), 1e-9)
     assert not value_matches(parse_expected("500 EUR"), quantity(500, parse_unit("USD")), 1e-9)
+
+
+def test_a_sum_in_cents_is_the_same_amount_in_dollars_a_dataset_expects():
+    """GSM8K train 6399: "twenty cents per meter", the total earned: 500,000 cent is 5000."""
+    cents = quantity(500_000, parse_unit("cent"))
+    assert value_matches(parse_expected(5000), cents, 1e-9)
+    assert value_matches(parse_expected(500_000), cents, 1e-9)  # "how many cents", as said
+    assert not value_matches(parse_expected(50), cents, 1e-9)
+    assert not value_matches(parse_expected(5000), quantity(500_000, parse_unit("USD")), 1e-9)

@@ -36,8 +36,6 @@ PROGRAM_PROMPT = render("program.md")
 # accepted, and read as something else than Python's value: known, each with why (46#1 was
 # until durations multiplied were read as counts of their periods)
 UNFAITHFUL: dict[str, str] = {
-    "gsm8k-train-6399#1": "0.20 dollars a metre for 'twenty cents per meter' makes 500,000 cent, "
-    "which is Python's 5000 dollars; the words' bare 5,000 is compared with it in cents",
     "gsm8k-train-479#1": "1 h x 3 times a week + 1.5 h x 4 times a week is 9 h/week, which "
     "the units reduce to a plain 0.054 (hours over hours); Python says 9",
     "gsm8k-train-3135#1": "'A cubic foot of water is 25 liters' (the story's own conversion): "

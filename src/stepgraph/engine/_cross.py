@@ -394,11 +394,25 @@ def in_asked_unit(value: Any, goal: str) -> Any:
     amount may be in Mbit·h/s, whose magnitude is another number.
     """
     unit = asked_unit(goal)
+    if unit is None and _in_cents_unasked(value, goal):
+        return value.to("USD")  # "the total amount she earned": dollars, as people count it
     if unit is None or not isinstance(value, pint.Quantity):
         return value
     if value.dimensionality != unit.dimensionality:
         return value
     return value.to(unit)
+
+
+def _in_cents_unasked(value: Any, goal: str) -> bool:
+    """A sum in cents where the goal's question names no cents: 500,000 cent is $5,000.
+
+    "twenty cents per meter ... calculate the total amount she earned" (GSM8K train 6399):
+    the words' 5,000 was held against 500,000 cent.
+    """
+    if not isinstance(value, pint.Quantity) or str(value.units) != "cent":
+        return False
+    asked = re.split(r"(?<=[.!?])\s+", goal.strip())[-1]  # the question, or its last order
+    return re.search(r"\bcents?\b", asked, re.IGNORECASE) is None
 
 
 def _agree_magnitude(value: Any, number: float) -> bool:

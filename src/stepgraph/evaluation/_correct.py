@@ -116,8 +116,12 @@ def _quantity_matches(expected: Expected, value: Any, tolerance: float) -> bool:
             # "How much money...?" expects a bare number (GSM8K): 500 USD is 500. Its text
             # could not say so when the question states 500 too (train 5235). A bare number
             # is in the unit the question asks, as "2 oz" answers "how many ounces are left?"
-            # where the question spilled 2 ounces (train 5836).
-            return close(float(value.magnitude), expected.magnitude, tolerance)
+            # where the question spilled 2 ounces (train 5836). A sum in cents is the same
+            # amount in dollars: 500,000 cent answers "the total she earned" of 5000 (6399).
+            cents = str(value.units) == "cent"
+            return close(float(value.magnitude), expected.magnitude, tolerance) or (
+                cents and close(float(value.to("USD").magnitude), expected.magnitude, tolerance)
+            )
         if not value.dimensionless:
             return False  # a count or a percentage has no dimension
         if expected.kind == "percent":
