@@ -148,10 +148,13 @@ def _value_text(number: float, unit: pint.Unit | None) -> str:
     if unit is None:
         return f"{number:.12g}"
     shown = format_value(quantity(number, unit))
-    if math.isclose(float(shown.split()[0].replace(",", "")), number, rel_tol=1e-12):
-        return shown
+    magnitude, _, unit_text = shown.partition(" ")
+    try:
+        exact = math.isclose(float(magnitude.replace(",", "")), number, rel_tol=1e-12)
+    except ValueError:
+        exact = True
     # "1/3 cup" is not 0.333333 cup: 3 cups of it were 9.00001 scoops (GSM8K train 7230)
-    return f"{number:.12g} {shown.split(maxsplit=1)[1]}"
+    return shown if exact else f"{number:.12g} {unit_text}"
 
 
 def _quote(goal: str, start: int, end: int) -> str:
