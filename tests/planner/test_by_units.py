@@ -198,3 +198,18 @@ def test_a_third_of_a_cup_is_read_to_twelve_digits_so_whole_scoops_stay_whole(tm
     )
     outcome, _ = _program_run(question, program, 15, tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+
+
+def test_a_program_with_a_400_digit_quantity_is_refused_not_an_internal_error(tmp_path):
+    """Found by mutating recorded programs: `10**400` gallons overflowed pint's floats."""
+    question = (
+        "Mr. Williams bought 10 gallons of juice for a party. Each gallon has 10 cups. At the "
+        "party, 5 cups of juice were left. How many cups of juice were drunk?"
+    )
+    program = (
+        "total_gallons = 10**400\ncups_per_gallon = 10\ncups_left = 5\n"
+        "total_cups = total_gallons * cups_per_gallon\ncups_drunk = total_cups - cups_left\n"
+        "print(cups_drunk)"
+    )
+    outcome, _ = _program_run(question, program, 95, tmp_path)
+    assert outcome.error_kind == "invalid", outcome.error

@@ -72,9 +72,8 @@ def test_a_quantity_compared_with_a_plain_number_says_which_unit_to_write(expres
         ("os", "unknown name 'os'"),
         ("lambda: 1", "not allowed"),
         ("10**900 * 10**900 * 10**900 * 10**900 * 10**900", "too large"),
-        # units convert in floats: pint raised a bare OverflowError for these
-        ("(10 gal) ** 400", "too large for a quantity in gal"),
-        ("10**400 * (1 gal)", "too large for a quantity in gal"),
+        # units convert in floats: pint raised a bare OverflowError for this one
+        ("(10 gal) ** 400", "too large to convert its units"),
         ("1 +", "invalid expression syntax"),
         ("ceil(x=1)", "not allowed"),
     ],

@@ -106,7 +106,9 @@ def _operand_units(
         if isinstance(value, pint.Quantity)
     }
     for step_id, output in static_outputs(plan, tools, values).items():
-        if isinstance(output, pint.Quantity) and not output.dimensionless:
+        # dimensionality, not `dimensionless`: that converts the magnitude, and a 400-digit
+        # one of gal**400 overflowed there (pint converts in floats)
+        if isinstance(output, pint.Quantity) and output.dimensionality:
             units[step_id] = cast(pint.Unit, output.units)
     for step in plan.steps:
         if step.expect_unit:

@@ -370,13 +370,6 @@ def _guard_number(value: Any) -> Any:
     magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
     if isinstance(magnitude, int) and magnitude.bit_length() > MAX_INTEGER_BITS:
         raise CalculationError(f"intermediate result too large (over {MAX_INTEGER_BITS} bits)")
-    if isinstance(value, pint.Quantity) and isinstance(magnitude, int):
-        try:  # a unit converts in floats: (10 gal) ** 400 overflowed in pint, not here
-            float(magnitude)
-        except OverflowError:
-            raise CalculationError(
-                f"intermediate result too large for a quantity in {value.units}"
-            ) from None
     return value
 
 
@@ -806,7 +799,10 @@ def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
         raise CalculationError(str(e)) from e
     except RecursionError as e:
         raise CalculationError("the expression is nested too deeply") from e
-    result = normalize(result)
+    try:
+        result = normalize(result)
+    except OverflowError:  # pint converts units in floats: (10 gal) ** 400 overflowed there
+        raise CalculationError("the result is too large to convert its units") from None
     if not (is_number(result) or isinstance(result, bool)):  # "${x}" alone, x a text
         raise CalculationError(
             f"the result is {describe_operand(result)}, not a number, quantity or truth value"
