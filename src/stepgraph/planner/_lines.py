@@ -120,15 +120,19 @@ class Ambiguous:
     """A literal that is the number of several read inputs: `candidates`, in reading order.
 
     `converted` are the candidates whose number the literal is only in another of the
-    goal's units; `default` is the input read where no choice is made: the one whose stated
-    number the literal is, where the others only convert to it.
+    goal's units.
     """
 
     where: str
     value: float
     candidates: tuple[str, ...]
     converted: tuple[str, ...] = ()
-    default: str | None = None
+
+    @property
+    def default(self) -> str | None:
+        """The input read where no choice is made: the one whose stated number it is."""
+        stated = [name for name in self.candidates if name not in self.converted]
+        return stated[0] if len(stated) == 1 else None
 
 
 class _Reader:
@@ -378,9 +382,8 @@ class _Reader:
                 if found is None:
                     return constant
                 named.add(found)
-                if len(reader.ambiguous) == before or (
-                    len(reader.ambiguous) - 1 not in reader.choices
-                ):  # a chosen reading is said by its chooser
+                chosen = len(reader.ambiguous) > before and before in reader.choices
+                if not chosen:  # a chosen reading is said by its chooser
                     reader.bound.append(f"{where}: the goal's {constant.value!r} read as {found}")
                 return ast.Name(id=f"__lit_{found}", ctx=ast.Load())
 
@@ -501,11 +504,9 @@ class _Reader:
         ]
         if len(found) < 2 and not converted:
             return found[0] if found else None
-        default = found[0] if len(found) == 1 else None
-        self.ambiguous.append(
-            Ambiguous(where, float(value), (*found, *converted), tuple(converted), default)
-        )
-        return self.choices.get(len(self.ambiguous) - 1, default)
+        literal = Ambiguous(where, float(value), (*found, *converted), tuple(converted))
+        self.ambiguous.append(literal)
+        return self.choices.get(len(self.ambiguous) - 1, literal.default)
 
     def _answer(self, node: ast.expr, where: str) -> str:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
