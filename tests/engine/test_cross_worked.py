@@ -313,3 +313,13 @@ def test_a_sum_in_cents_is_held_to_the_words_in_dollars_unless_cents_are_asked()
     assert (dollars.magnitude, str(dollars.units)) == (5000, "USD")  # as the words count it
     kept = in_asked_unit(cents, f"{story} How many cents did she earn?")
     assert (kept.magnitude, str(kept.units)) == (500_000, "cent")
+
+
+def test_words_that_name_a_cents_sum_s_digits_as_dollars_do_not_agree_with_it():
+    """Attack view: 5,000 cent is $50; words saying "5,000" for the total earned disagree."""
+    from stepgraph.engine._cross import _agree_magnitude, in_asked_unit
+
+    goal = "She paints for twenty cents per meter. Calculate the total amount she earned."
+    plan = in_asked_unit(quantity(5000, parse_unit("cent")), goal)
+    assert not _agree_magnitude(plan, 5000.0)
+    assert _agree_magnitude(plan, 50.0)
