@@ -342,3 +342,40 @@ def test_the_days_a_story_names_one_by_one_are_a_number_of_the_goal():
     assert any("5 is not" in p for p in _problems(plan(f"{total} / 5"), ranged))
     two = "On Monday she removed 39 bugs and on Friday 57. What is the average per day?"
     assert any("2 is not" in p for p in _problems(plan("(39 + 57) / 2"), two))
+
+
+KITTEN = (
+    "Pia feeds her kitten 1 cup of food every day for the first 30 days. Then she feeds it 2 "
+    "cups of food every day for the next 60 days. If one bag of food holds 50 cups, how many "
+    "bags does she use?"
+)
+
+
+def test_a_unit_written_as_one_of_it_is_not_the_goal_s_one_of_something_else(tmp_path):
+    """GSM8K test 76's shape: `days * 1` read as days counted in days, `/ (1 day)`, was
+    refused as "'1 day' is not what the goal states (1 cup)": the engine's own rewrite."""
+    from tests.planner.test_by_units import _program_run
+
+    program = (
+        "days_first = 30\ncups_first = days_first * 1\ndays_next = 60\n"
+        "cups_next = days_next * 2\nimport math\n"
+        "bags = math.ceil((cups_first + cups_next) / 50)\nprint(bags)\n"
+    )
+    outcome, _ = _program_run(KITTEN, program, 3, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+
+
+def test_one_of_a_unit_of_the_goal_s_own_kind_is_still_held_to_the_goal_s_words():
+    goal = "How many hours does it take to send 1 TB over a 100 Mbps link?"
+    plan = {
+        "inputs": {"link": {"value": "100 Mbps", "quote": "a 100 Mbps link"}},
+        "steps": [
+            {
+                "id": "hours",
+                "tool": "calculate",
+                "args": {"expression": "1 GB / ${inputs.link}"},
+                "expect_unit": "h",
+            }
+        ],
+    }
+    assert "'1 GB' is not what the goal states (1 TB)" in " ".join(_problems(plan, goal))

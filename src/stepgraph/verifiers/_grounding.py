@@ -34,6 +34,7 @@ from stepgraph.model import StepGraph
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value, parse_unit, quantity
 from stepgraph.verifiers._coverage import unused_numbers, used_inputs
+from stepgraph.verifiers._direction import direction_problems
 from stepgraph.verifiers._numbers import (
     LIST_SEPARATOR,
     GoalNumber,
@@ -351,6 +352,8 @@ def _unstated(content: Any, goal: str) -> list[str]:
                 value = quantity(number, parse_unit(match.group(2), counts=False))
             except UnitError:
                 continue  # a count noun or a word: the number alone was checked
+            if number == 1 and all(_other_kind(s.unit, value) for s in same):
+                continue  # "(1 day)" writes a unit: not the goal's "1 cup" (GSM8K test 76)
             if not any(states(s, value) for s in same):
                 goal_says = ", ".join(f"{s.text} {_unit_name(s.unit)}".strip() for s in same)
                 found.append(
@@ -358,6 +361,10 @@ def _unstated(content: Any, goal: str) -> list[str]:
                     "the goal's number with the goal's unit"
                 )
     return found
+
+
+def _other_kind(unit: pint.Unit | None, value: Any) -> bool:
+    return unit is not None and quantity(1, unit).dimensionality != value.dimensionality
 
 
 def _unit_name(unit: pint.Unit | None) -> str:
@@ -397,6 +404,7 @@ def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]
         *_unused_input_problems(plan, task),
         *_coverage_problems(plan, goal, task),
         *_literal_problems(plan, stated, goal),
+        *direction_problems(plan, goal),
     ]
 
 

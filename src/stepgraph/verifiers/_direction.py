@@ -1,0 +1,170 @@
+"""A comparison the goal states, worked backwards: "Sean has half as many as Cal" as Cal = Sean / 2.
+
+"A has k times as many as B" says A = k x B, so B = A / k. A small model often multiplies
+the wrong way, and its worked answer in words does the same (GSM8K test 748: "Sean has half
+as many marbles as Cal. If Sean has 56 marbles", Cal's 56 / 2 = 28 by the program and the
+words alike, where Cal has 112), so the cross-check has no dissent to find. Read from the
+goal's words and the plan's names: a step named for B (and not A) computed from a value
+named for A (and not B) times k, or one named for A computed from B's divided by k.
+
+Only what can be judged without guessing: a sentence "<Name> <verb> k [times] as many|much
+... as <Name>" (two different names, the second not "Cal's sister" or "Cal and Ben"), and a
+step that is one product or quotient of such a value and a plain number (a literal, or an
+input that is a number). Anything else is not judged.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from stepgraph.exceptions import PlanProblem, StepgraphError
+from stepgraph.model import Step, StepGraph
+from stepgraph.task import parse_input
+from stepgraph.tools.expression import is_number, parse
+
+_NAME = r"[A-Z][a-z]+"
+_MULTIPLES = {
+    "half": 0.5, "one half": 0.5, "one-half": 0.5, "a third": 1 / 3, "one third": 1 / 3,
+    "one-third": 1 / 3, "a quarter": 0.25, "one quarter": 0.25, "one-quarter": 0.25,
+    "twice": 2.0, "double": 2.0, "triple": 3.0, "thrice": 3.0,
+}  # fmt: skip
+_TIMES_WORDS = {
+    "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0,
+    "eight": 8.0, "nine": 9.0, "ten": 10.0,
+}  # fmt: skip
+_MULTIPLE = (
+    r"(?i:(?P<multiple>" + "|".join(sorted(_MULTIPLES, key=len, reverse=True)) + r")"
+    r"|(?P<times>\d+(?:\.\d+)?|" + "|".join(_TIMES_WORDS) + r")\s+times)"
+)
+_COMPARISON = re.compile(
+    rf"\b(?P<a>{_NAME})\s+(?:[a-z]+\s+)?(?:{_MULTIPLE})\s+as\s+(?:many|much|old|tall|heavy)\b"
+    rf"(?:(?!\bas\s+[A-Z])[^.?!;,])*\bas\s+(?P<b>{_NAME})\b"
+    r"(?P<after>'s|\s+and\s+\w+\s+(?:combined|together|do|did|have|had)\b|\s+combined|\s+together)?"
+)
+# capitalised words that are no one's name
+_NOT_NAMES = {
+    "she", "he", "they", "it", "we", "you", "i", "there", "this", "that", "the", "each",
+    "every", "if", "all", "both", "his", "her", "their",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One "A ... k as many ... as B" sentence: A's = k x B's."""
+
+    text: str
+    more: str  # A, lower case
+    than: str  # B, lower case
+    factor: float  # k
+
+
+def comparisons(goal: str) -> list[Comparison]:
+    """The goal's "A has k times as many ... as B" sentences, with two different names."""
+    found = []
+    for match in _COMPARISON.finditer(goal):
+        more, than = match.group("a"), match.group("b")
+        if match.group("after"):
+            continue  # "as Cal's sister", "as Cal and Ben have": not Cal alone
+        if more.casefold() == than.casefold() or {more.casefold(), than.casefold()} & _NOT_NAMES:
+            continue
+        if match.group("multiple"):
+            factor = _MULTIPLES[" ".join(match.group("multiple").casefold().split())]
+        else:
+            times = match.group("times").casefold()
+            factor = _TIMES_WORDS[times] if times in _TIMES_WORDS else float(times)
+        if factor not in (0.0, 1.0):
+            found.append(Comparison(match.group(0), more.casefold(), than.casefold(), factor))
+    return found
+
+
+def _named_for(name: str, person: str) -> bool:
+    """Whether a step or input name names `person`: `cal_marbles`, `cals_age`."""
+    return any(part in (person, f"{person}s") for part in name.casefold().split("_"))
+
+
+def _number(node: ast.AST, names: dict[str, str], plan: StepGraph) -> float | None:
+    """The plain number an operand stands for: a literal, or an input that is one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.Name) and names.get(node.id, "").startswith("inputs."):
+        item = plan.inputs.get(names[node.id].removeprefix("inputs."))
+        try:
+            value: Any = parse_input(item.value) if item is not None else None
+        except StepgraphError:
+            return None
+        return float(value) if is_number(value) else None
+    return None
+
+
+def _scaling(step: Step, plan: StepGraph) -> tuple[str, float] | None:
+    """(the value scaled, by what) where `step` is one product or quotient of it and a number."""
+    text = step.args.get("expression") if step.tool == "calculate" else None
+    if not isinstance(text, str):
+        return None
+    try:
+        parsed = parse(text)
+    except StepgraphError:
+        return None
+    body = parsed.tree.body
+    if not isinstance(body, ast.BinOp) or not isinstance(body.op, ast.Mult | ast.Div):
+        return None
+    names = {name: ".".join((ref.step, *ref.path)) for name, ref in parsed.references.items()}
+    for value, number, divides in ((body.left, body.right, True), (body.right, body.left, False)):
+        if not isinstance(value, ast.Name) or value.id not in names:
+            continue
+        by = _number(number, names, plan)
+        if by is None or by == 0:
+            continue
+        if isinstance(body.op, ast.Div):
+            if not divides:
+                return None  # a number divided by the value: not a scaling
+            by = 1 / by
+        return names[value.id].removeprefix("inputs."), by
+    return None
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def _backwards(step_id: str, source: str, by: float, comparison: Comparison) -> bool:
+    more, than, factor = comparison.more, comparison.than, comparison.factor
+    if _named_for(step_id, than) and not _named_for(step_id, more):
+        from_more = _named_for(source, more) and not _named_for(source, than)
+        return from_more and _close(by, factor) and not _close(by, 1 / factor)
+    if _named_for(step_id, more) and not _named_for(step_id, than):
+        from_than = _named_for(source, than) and not _named_for(source, more)
+        return from_than and _close(by, 1 / factor) and not _close(by, factor)
+    return False
+
+
+def direction_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
+    """Steps that work one of the goal's "k times as many as" sentences the wrong way round."""
+    stated = comparisons(goal)
+    if not stated:
+        return []
+    problems = []
+    for step in plan.steps:
+        scaling = _scaling(step, plan)
+        if scaling is None:
+            continue
+        source, by = scaling
+        for comparison in stated:
+            if _backwards(step.id, source, by, comparison):
+                more, than = comparison.more.title(), comparison.than.title()
+                problems.append(
+                    PlanProblem(
+                        step.id,
+                        f"the goal says \"{comparison.text}\": {more}'s = {than}'s x "
+                        f"{comparison.factor:g}, so {than}'s = {more}'s / "
+                        f"{comparison.factor:g}; this step works it the other way round",
+                    )
+                )
+                break
+    return problems
+
+
+__all__ = ["Comparison", "comparisons", "direction_problems"]

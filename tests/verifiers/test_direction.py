@@ -1,0 +1,103 @@
+"""A goal's "A has k times as many as B" worked the wrong way round is refused before it runs."""
+
+import pytest
+
+from stepgraph import StepGraph, Task
+from stepgraph.task import PreparedTask
+from stepgraph.tools import default_registry
+from stepgraph.verifiers import grounding_problems
+from stepgraph.verifiers._direction import comparisons
+from tests.planner.test_by_units import _program_run
+
+HALF = "Nia has half as many stamps as Omar. If Nia has 40 stamps, how many stamps does Omar have?"
+TIMES = (
+    "Omar has three times as many stamps as Nia. If Omar has 60 stamps, how many stamps do "
+    "they have together?"
+)
+
+
+@pytest.mark.parametrize(
+    ("goal", "read"),
+    [
+        (HALF, [("nia", "omar", 0.5)]),
+        (TIMES, [("omar", "nia", 3.0)]),
+        ("Ana is twice as old as Ben. Ben is 7.", [("ana", "ben", 2.0)]),
+        ("Ana has 2.5 times as much money as Ben does.", [("ana", "ben", 2.5)]),
+        # not one person on the other side: nothing to judge
+        ("Ana has twice as many pens as Ben's sister.", []),
+        ("Ana has twice as many pens as Ben and Cy combined.", []),
+        ("Ana has twice as many pens as Ben and Cy have.", []),
+        ("She has twice as many pens as Ben.", []),
+        # a new clause after the name is no second person
+        (
+            "Ana has twice as many pens as Ben and Ben has half as many pens as Cy.",
+            [("ana", "ben", 2.0), ("ben", "cy", 0.5)],
+        ),
+    ],
+)
+def test_the_goal_s_comparisons_are_read_with_who_has_more(goal, read):
+    assert [(c.more, c.than, c.factor) for c in comparisons(goal)] == read
+
+
+def _plan(expression: str, step_id: str, source_id: str, value: float) -> StepGraph:
+    return StepGraph.model_validate(
+        {
+            "inputs": {"stamps": {"value": value, "quote": f"{value:g} stamps"}},
+            "steps": [
+                {"id": source_id, "tool": "calculate", "args": {"expression": "${inputs.stamps}"}},
+                {"id": step_id, "tool": "calculate", "args": {"expression": expression}},
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("expression", "backwards"),
+    [
+        ("${nia_stamps} / 2", True),  # Omar = Nia / 2: the trap
+        ("${nia_stamps} * 0.5", True),
+        ("0.5 * ${nia_stamps}", True),
+        ("${nia_stamps} * 2", False),
+        ("${nia_stamps} / 0.5", False),
+        ("2 * ${nia_stamps}", False),
+        ("${nia_stamps} + 40", False),  # not a scaling: not judged
+    ],
+)
+def test_a_step_for_the_one_with_more_that_halves_the_other_s_is_refused(expression, backwards):
+    plan = _plan(expression, "omar_stamps", "nia_stamps", 40)
+    task = PreparedTask(Task(goal=HALF), default_registry(), {})
+    problems = [str(p) for p in grounding_problems(plan, task) if "other way round" in str(p)]
+    assert bool(problems) is backwards, problems
+    if backwards:
+        assert problems == [
+            "step 'omar_stamps': the goal says \"Nia has half as many stamps as Omar\": Nia's = "
+            "Omar's x 0.5, so Omar's = Nia's / 0.5; this step works it the other way round"
+        ]
+
+
+def test_steps_named_for_nobody_in_the_sentence_are_not_judged():
+    plan = _plan("${total} / 2", "result", "total", 40)
+    task = PreparedTask(Task(goal=HALF), default_registry(), {})
+    assert not [p for p in grounding_problems(plan, task) if "other way round" in str(p)]
+
+
+def test_a_program_that_halves_where_the_goal_doubles_is_refused_and_the_right_one_verifies(
+    tmp_path,
+):
+    backwards = "nia_stamps = 40\nomar_stamps = nia_stamps / 2\nprint(omar_stamps)\n"
+    outcome, _ = _program_run(HALF, backwards, 20, tmp_path / "a")
+    assert outcome.error_kind == "invalid"
+    assert "Omar's = Nia's / 0.5; this step works it the other way round" in outcome.error
+    right = "nia_stamps = 40\nomar_stamps = nia_stamps * 2\nprint(omar_stamps)\n"
+    outcome, _ = _program_run(HALF, right, 80, tmp_path / "b")
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+
+
+def test_a_program_that_multiplies_the_smaller_count_by_the_factor_is_refused(tmp_path):
+    backwards = "omar_stamps = 60\nnia_stamps = omar_stamps * 3\nprint(omar_stamps + nia_stamps)\n"
+    outcome, _ = _program_run(TIMES, backwards, 240, tmp_path / "a")
+    assert outcome.error_kind == "invalid"
+    assert "Nia's = Omar's / 3" in outcome.error
+    right = "omar_stamps = 60\nnia_stamps = omar_stamps / 3\nprint(omar_stamps + nia_stamps)\n"
+    outcome, _ = _program_run(TIMES, right, 80, tmp_path / "b")
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
