@@ -101,3 +101,28 @@ def test_a_program_that_multiplies_the_smaller_count_by_the_factor_is_refused(tm
     right = "omar_stamps = 60\nnia_stamps = omar_stamps / 3\nprint(omar_stamps + nia_stamps)\n"
     outcome, _ = _program_run(TIMES, right, 80, tmp_path / "b")
     assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+
+
+def test_each_comparison_of_a_list_is_judged_for_what_it_compares(tmp_path):
+    """GSM8K train 1436: "twice as many flutes as Charlie, half as many horns as Charlie";
+    `carli_horns = charlie_horns / 2` is right by the horns, not backwards by the flutes."""
+    goal = (
+        "Charlie owns one flute, two horns, and a harp.  Carli owns twice as many flutes as "
+        "Charlie, half as many horns as Charlie, but no harps.  What is the combined total "
+        "number of musical instruments owned by Charlie and Carli?"
+    )
+    assert [(c.text, c.factor) for c in comparisons(goal)] == [
+        ("Carli owns twice as many flutes as Charlie", 2.0),
+        ("Carli ... half as many horns as Charlie", 0.5),
+    ]
+    program = (
+        "charlie_flutes = 1\ncharlie_horns = 2\ncharlie_harp = 1\n"
+        "carli_flutes = 2 * charlie_flutes\ncarli_horns = charlie_horns / 2\ncarli_harp = 0\n"
+        "print(charlie_flutes + charlie_horns + charlie_harp + carli_flutes + carli_horns"
+        " + carli_harp)\n"
+    )
+    outcome, _ = _program_run(goal, program, 7, tmp_path)
+    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
+    backwards = program.replace("charlie_horns / 2", "charlie_horns * 2")
+    outcome, _ = _program_run(goal, backwards, 9, tmp_path / "b")
+    assert outcome.error_kind == "invalid" and "half as many horns" in outcome.error

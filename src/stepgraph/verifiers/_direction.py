@@ -39,16 +39,20 @@ _MULTIPLE = (
     r"(?i:(?P<multiple>" + "|".join(sorted(_MULTIPLES, key=len, reverse=True)) + r")"
     r"|(?P<times>\d+(?:\.\d+)?|" + "|".join(_TIMES_WORDS) + r")\s+times)"
 )
-_COMPARISON = re.compile(
-    rf"\b(?P<a>{_NAME})\s+(?:[a-z]+\s+)?(?:{_MULTIPLE})\s+as\s+(?:many|much|old|tall|heavy)\b"
-    rf"(?:(?!\bas\s+[A-Z])[^.?!;,])*\bas\s+(?P<b>{_NAME})\b"
+_AS_MANY = (
+    rf"(?:{_MULTIPLE})\s+as\s+(?:many|much|old|tall|heavy)\b"
+    r"(?P<what>(?:(?!\bas\s+[A-Z])[^.?!;,])*)\bas\s+(?P<b>[A-Z][a-z]+)\b"
     r"(?P<after>'s|\s+and\s+\w+\s+(?:combined|together|do|did|have|had)\b|\s+combined|\s+together)?"
 )
+_COMPARISON = re.compile(rf"\b(?P<a>{_NAME})\s+(?:[a-z]+\s+)?{_AS_MANY}")
+# "Carli owns twice as many flutes as Charlie, half as many horns as Charlie": the same A
+_AND_ALSO = re.compile(rf"(?:,\s*(?:and\s+)?|\s+and\s+){_AS_MANY}")
 # capitalised words that are no one's name
 _NOT_NAMES = {
     "she", "he", "they", "it", "we", "you", "i", "there", "this", "that", "the", "each",
     "every", "if", "all", "both", "his", "her", "their",
 }  # fmt: skip
+_FILLER = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "from", "by"}
 
 
 @dataclass(frozen=True)
@@ -59,25 +63,44 @@ class Comparison:
     more: str  # A, lower case
     than: str  # B, lower case
     factor: float  # k
+    what: frozenset[str] = frozenset()  # "packs of construction paper": packs, construction, paper
 
 
 def comparisons(goal: str) -> list[Comparison]:
     """The goal's "A has k times as many ... as B" sentences, with two different names."""
     found = []
     for match in _COMPARISON.finditer(goal):
-        more, than = match.group("a"), match.group("b")
-        if match.group("after"):
-            continue  # "as Cal's sister", "as Cal and Ben have": not Cal alone
-        if more.casefold() == than.casefold() or {more.casefold(), than.casefold()} & _NOT_NAMES:
-            continue
-        if match.group("multiple"):
-            factor = _MULTIPLES[" ".join(match.group("multiple").casefold().split())]
-        else:
-            times = match.group("times").casefold()
-            factor = _TIMES_WORDS[times] if times in _TIMES_WORDS else float(times)
-        if factor not in (0.0, 1.0):
-            found.append(Comparison(match.group(0), more.casefold(), than.casefold(), factor))
+        more = match.group("a")
+        found += _compared(match, more)
+        at = match.end()
+        while also := _AND_ALSO.match(goal, at):
+            found += _compared(also, more)
+            at = also.end()
     return found
+
+
+def _compared(match: re.Match[str], more: str) -> list[Comparison]:
+    than = match.group("b")
+    if match.group("after"):
+        return []  # "as Cal's sister", "as Cal and Ben have": not Cal alone
+    if more.casefold() == than.casefold() or {more.casefold(), than.casefold()} & _NOT_NAMES:
+        return []
+    if match.group("multiple"):
+        factor = _MULTIPLES[" ".join(match.group("multiple").casefold().split())]
+    else:
+        times = match.group("times").casefold()
+        factor = _TIMES_WORDS[times] if times in _TIMES_WORDS else float(times)
+    if factor in (0.0, 1.0):
+        return []
+    what = frozenset(_stem(w) for w in match.group("what").casefold().split()) - _FILLER
+    text = match.group(0)
+    if not text.startswith(more):  # the same A, carried over: "..., half as many horns as Charlie"
+        text = f"{more} ... {text.removeprefix(',').strip().removeprefix('and ')}"
+    return [Comparison(text, more.casefold(), than.casefold(), factor, what)]
+
+
+def _stem(word: str) -> str:
+    return word.removesuffix("s")
 
 
 def _named_for(name: str, person: str) -> bool:
@@ -130,8 +153,17 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
+def _about(step_id: str, comparison: Comparison) -> bool:
+    """Whether the step counts what the sentence compares: `cal_marbles` for "marbles"."""
+    people = {comparison.more, comparison.than}
+    words = {_stem(w) for w in step_id.casefold().split("_")} - {_stem(p) for p in people}
+    return not comparison.what or not words or bool(words & comparison.what)
+
+
 def _backwards(step_id: str, source: str, by: float, comparison: Comparison) -> bool:
     more, than, factor = comparison.more, comparison.than, comparison.factor
+    if not _about(step_id, comparison):
+        return False
     if _named_for(step_id, than) and not _named_for(step_id, more):
         from_more = _named_for(source, more) and not _named_for(source, than)
         return from_more and _close(by, factor) and not _close(by, 1 / factor)
