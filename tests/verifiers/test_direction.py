@@ -8,6 +8,7 @@ from stepgraph.tools import default_registry
 from stepgraph.verifiers import grounding_problems
 from stepgraph.verifiers._direction import comparisons
 from tests.planner.test_by_units import _program_run
+from tests.planner.test_recorded_programs import CASES
 
 HALF = "Nia has half as many stamps as Omar. If Nia has 40 stamps, how many stamps does Omar have?"
 TIMES = (
@@ -126,3 +127,13 @@ def test_each_comparison_of_a_list_is_judged_for_what_it_compares(tmp_path):
     backwards = program.replace("charlie_horns / 2", "charlie_horns * 2")
     outcome, _ = _program_run(goal, backwards, 9, tmp_path / "b")
     assert outcome.error_kind == "invalid" and "half as many horns" in outcome.error
+
+
+def test_a_recorded_program_that_multiplies_the_wrong_way_is_refused(tmp_path):
+    """GSM8K train 6042, Qwen2.5-Coder-1.5B's greedy program (recorded 2026-12-06): Marie
+    bought six times as many packs as Allison, and the program gave Allison 30 x 6 packs."""
+    case = next(c for c in CASES if c["id"] == "gsm8k-train-6042#1")
+    assert case["python_value"] == 203 and case["expected"] == 28
+    outcome, _ = _program_run(case["question"], case["program"], 203, tmp_path)
+    assert outcome.error_kind == "invalid"
+    assert "Allison's = Marie's / 6; this step works it the other way round" in outcome.error
