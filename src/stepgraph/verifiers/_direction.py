@@ -1,9 +1,10 @@
 """A comparison the goal states, worked backwards: "Sean has half as many as Cal" as Cal = Sean / 2.
 
-"A has k times as many as B" says A = k x B, so B = A / k. A small model often multiplies
-the wrong way, and its worked answer in words does the same (GSM8K test 748: "Sean has half
-as many marbles as Cal. If Sean has 56 marbles", Cal's 56 / 2 = 28 by the program and the
-words alike, where Cal has 112), so the cross-check has no dissent to find. Read from the
+"A has k times as many as B" says A = k x B, so B = A / k. A small model now and then
+multiplies the wrong way, and its worked answer in words does the same (GSM8K test 748:
+"Sean has half as many marbles as Cal. If Sean has 56 marbles", Cal's 56 / 2 = 28 by the
+program and the words alike, where Cal has 112; train 6042, 1 of 50 recorded programs for
+such sentences), so the cross-check has no dissent to find. Read from the
 goal's words and the plan's names: a step named for B (and not A) computed from a value
 named for A (and not B) times k, or one named for A computed from B's divided by k.
 
@@ -41,7 +42,7 @@ _MULTIPLE = (
 )
 _AS_MANY = (
     rf"(?:{_MULTIPLE})\s+as\s+(?:many|much|old|tall|heavy)\b"
-    r"(?P<what>(?:(?!\bas\s+[A-Z])[^.?!;,])*)\bas\s+(?P<b>[A-Z][a-z]+)\b"
+    rf"(?P<what>(?:(?!\bas\s+[A-Z])[^.?!;,])*)\bas\s+(?P<b>{_NAME})\b"
     r"(?P<after>'s|\s+and\s+\w+\s+(?:combined|together|do|did|have|had)\b|\s+combined|\s+together)?"
 )
 _COMPARISON = re.compile(rf"\b(?P<a>{_NAME})\s+(?:[a-z]+\s+)?{_AS_MANY}")
