@@ -124,6 +124,22 @@ def test_a_bad_check_is_rejected():
     assert problems == ["check 1 (${b} > 0): ${b} refers to no step (steps: a)"]
 
 
+def test_a_check_that_compares_two_kinds_of_quantity_is_rejected_before_the_run():
+    """The suite's `tib-copy-hours`: the model's `${hours} >= ${inputs.dataset}` (hours
+    against TiB) failed only after the run, and took the right answer with it."""
+    steps = [calc("hours", "2 TiB / (1 Gbps)", expect_unit="h")]
+    checks = [
+        {"expression": "${hours} >= 2 TiB", "why": "the copy takes time"},
+        {"expression": "${hours} >= 1 h"},  # one kind: the run decides
+        {"expression": "${hours} / 0 > 1"},  # 1 / 0 is the run's to report
+    ]
+    problems = problems_of(steps, checks=checks)
+    assert problems == [
+        "check 1 (${hours} >= 2 TiB): units do not match: Cannot convert from 'hour' "
+        "([time]) to 'tebibyte' ([information])"
+    ]
+
+
 def test_every_problem_is_reported_at_once():
     problems = problems_of([calc("a", "${zz}"), {"id": "b", "tool": "nope", "args": {}}])
     assert len(problems) == 2

@@ -7,8 +7,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import networkx as nx
+import pint
 
 from stepgraph.exceptions import (
+    CalculationError,
     PlanProblem,
     PlanValidationError,
     StepgraphError,
@@ -28,7 +30,7 @@ from stepgraph.references import (
 )
 from stepgraph.task import PreparedTask
 from stepgraph.tools import UNKNOWN, ToolRegistry
-from stepgraph.tools.expression import Expression, check_syntax, suggest_unit
+from stepgraph.tools.expression import Expression, check_syntax, evaluate, suggest_unit
 from stepgraph.units import (
     compatible,
     convert,
@@ -135,7 +137,10 @@ def _validate_plan(
     else:
         if all(count == 1 for count in ids.values()):
             by_id = {step.id: step_refs for step, step_refs in zip(plan.steps, refs, strict=True)}
-            problems.extend(_prototypes(graph, order, by_id, tools, inputs)[1])
+            prototypes, step_problems = _prototypes(graph, order, by_id, tools, inputs)
+            problems.extend(step_problems)
+            for index, check in enumerate([*plan.checks, *(checks or [])], start=1):
+                problems.extend(_check_unit_problems(index, check, prototypes))
     if problems:
         raise PlanValidationError(problems)
     return graph
@@ -255,6 +260,32 @@ def _check_problems(
     except StepgraphError as e:
         messages.append(str(e))
     return [PlanProblem(None, f"check {index} ({check.expression}): {m}") for m in messages]
+
+
+def _check_unit_problems(index: int, check: Check, prototypes: dict[str, Any]) -> list[PlanProblem]:
+    """A check that compares or adds quantities of two kinds can never hold: say so now.
+
+    "${hours} >= ${inputs.dataset}" (hours against TiB, the 1.5B model on the suite's
+    `tib-copy-hours`) failed only after the run, and the right answer with it. Prototypes
+    have magnitude 1, so only a units error is reported; anything else is the run's.
+    """
+    refs = list(find_references(check.expression))
+    if not all(_known(ref, prototypes) for ref in refs):
+        return []
+    try:
+        values = {ref.text: lookup(ref, prototypes) for ref in refs}
+    except ReferenceError_:
+        return []
+    if any(value is UNKNOWN for value in values.values()):
+        return []
+    try:
+        evaluate(Expression(check.expression, values))
+    except CalculationError as e:
+        if isinstance(e.__cause__, pint.DimensionalityError):
+            return [PlanProblem(None, f"check {index} ({check.expression}): {e}")]
+    except StepgraphError:
+        pass  # the run's to report
+    return []
 
 
 def _cycle_problems(graph: nx.DiGraph) -> list[PlanProblem]:
