@@ -137,3 +137,52 @@ def test_a_recorded_program_that_multiplies_the_wrong_way_is_refused(tmp_path):
     outcome, _ = _program_run(case["question"], case["program"], 203, tmp_path)
     assert outcome.error_kind == "invalid"
     assert "Allison's = Marie's / 6; this step works it the other way round" in outcome.error
+
+
+def _problems(goal: str, steps: list[dict], inputs: dict | None = None) -> list[str]:
+    plan = StepGraph.model_validate({"inputs": inputs or {}, "steps": steps})
+    task = PreparedTask(Task(goal=goal), default_registry(), {})
+    return [str(p) for p in grounding_problems(plan, task) if "other way round" in str(p)]
+
+
+def _calc(step_id: str, expression: str) -> dict:
+    return {"id": step_id, "tool": "calculate", "args": {"expression": expression}}
+
+
+@pytest.mark.parametrize(
+    ("goal", "source_and_step"),
+    [
+        # "as much" says nothing of what is compared: hours to earn it are not judged
+        (
+            "Ann earns twice as much as Tom. Tom needs 10 hours to earn $100. How many "
+            "hours does Ann need?",
+            ("tom_hours", _calc("ann_hours", "${tom_hours} / 2")),
+        ),
+        # a gift of half of Ann's apples to Tom is no count of Tom's apples
+        (
+            "Tom has twice as many apples as Ann. Ann has 6 apples. Ann gives half of her "
+            "apples to Tom. How many apples does Tom have now?",
+            ("ann_apples", _calc("apples_to_tom", "${ann_apples} / 2")),
+        ),
+        # right by the cookies, whatever the ages say
+        (
+            "Tom is twice as old as Ann, but Ann has twice as many cookies as Tom. Tom has "
+            "4 cookies. How many cookies does Ann have?",
+            ("tom_cookies", _calc("ann_cookies", "${tom_cookies} * 2")),
+        ),
+    ],
+)
+def test_steps_the_sentence_does_not_speak_of_are_not_judged(goal, source_and_step):
+    """Found by review: each was refused before the check asked what a step counts."""
+    source, step = source_and_step
+    assert _problems(goal, [_calc(source, "4"), step]) == []
+
+
+def test_a_factor_too_large_for_a_float_is_not_judged_and_raises_nothing():
+    goal = "Tom has twice as many apples as Ann. Ann has 6 apples."
+    huge = "1" + "0" * 400
+    steps = [_calc("ann_apples", "6"), _calc("tom_apples", f"${{ann_apples}} * {huge}")]
+    assert _problems(goal, steps) == []
+    inputs = {"k": {"value": huge, "quote": "6 apples"}}
+    steps[1] = _calc("tom_apples", "${ann_apples} * ${inputs.k}")
+    assert _problems(goal, steps, inputs) == []

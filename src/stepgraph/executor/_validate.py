@@ -263,11 +263,13 @@ def _check_problems(
 
 
 def _check_unit_problems(index: int, check: Check, prototypes: dict[str, Any]) -> list[PlanProblem]:
-    """A check that compares or adds quantities of two kinds can never hold: say so now.
+    """A check that orders or adds quantities of two kinds can never hold: say so now.
 
     "${hours} >= ${inputs.dataset}" (hours against TiB, the 1.5B model on the suite's
-    `tib-copy-hours`) failed only after the run, and the right answer with it. Prototypes
-    have magnitude 1, so only a units error is reported; anything else is the run's.
+    `tib-copy-hours`) failed only after the run, and the right answer with it. A step's
+    prototype stands in for its value (1 of its unit, where it declares one), so only a
+    units error is reported; anything else is the run's to find. (`==` across kinds is
+    false rather than an error, and is left to the run too.)
     """
     refs = list(find_references(check.expression))
     if not all(_known(ref, prototypes) for ref in refs):

@@ -8,15 +8,19 @@ such sentences), so the cross-check has no dissent to find. Read from the
 goal's words and the plan's names: a step named for B (and not A) computed from a value
 named for A (and not B) times k, or one named for A computed from B's divided by k.
 
-Only what can be judged without guessing: a sentence "<Name> <verb> k [times] as many|much
-... as <Name>" (two different names, the second not "Cal's sister" or "Cal and Ben"), and a
-step that is one product or quotient of such a value and a plain number (a literal, or an
-input that is a number). Anything else is not judged.
+Held narrow, to refuse no right plan: a sentence "<Name> <verb> k [times] as many|much|old
+<what> as <Name>" that says what it compares (two different names, the second not "Cal's
+sister" or "Cal and Ben"); a step named for one of the two and for nothing but what is
+compared (`cal_marbles`, not `marbles_to_cal` or `cal_hours`), that is one product or
+quotient of a value named for the other and a plain number (a literal, or an input that is
+a number); and no other sentence about the same two people that the step works right.
+Anything else is not judged.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +46,7 @@ _MULTIPLE = (
 )
 _AS_MANY = (
     rf"(?:{_MULTIPLE})\s+as\s+(?:many|much|old|tall|heavy)\b"
-    rf"(?P<what>(?:(?!\bas\s+[A-Z])[^.?!;,])*)\bas\s+(?P<b>{_NAME})\b"
+    rf"(?P<what>(?:(?!\bas\s+[A-Z])[^.?!;,]){{0,80}}?)\bas\s+(?P<b>{_NAME})\b"
     r"(?P<after>'s|\s+and\s+\w+\s+(?:combined|together|do|did|have|had)\b|\s+combined|\s+together)?"
 )
 _COMPARISON = re.compile(rf"\b(?P<a>{_NAME})\s+(?:[a-z]+\s+)?{_AS_MANY}")
@@ -101,6 +105,7 @@ def _compared(match: re.Match[str], more: str) -> list[Comparison]:
 
 
 def _stem(word: str) -> str:
+    """A plural's singular, roughly ("boxes" is "boxe"): a miss only leaves a step unjudged."""
     return word.removesuffix("s")
 
 
@@ -112,15 +117,23 @@ def _named_for(name: str, person: str) -> bool:
 def _number(node: ast.AST, names: dict[str, str], plan: StepGraph) -> float | None:
     """The plain number an operand stands for: a literal, or an input that is one."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
+        return _finite(node.value)
     if isinstance(node, ast.Name) and names.get(node.id, "").startswith("inputs."):
         item = plan.inputs.get(names[node.id].removeprefix("inputs."))
         try:
             value: Any = parse_input(item.value) if item is not None else None
         except StepgraphError:
             return None
-        return float(value) if is_number(value) else None
+        return _finite(value) if is_number(value) else None
     return None
+
+
+def _finite(value: Any) -> float | None:
+    try:  # a 400-digit integer is no float
+        number = float(value)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _scaling(step: Step, plan: StepGraph) -> tuple[str, float] | None:
@@ -155,23 +168,32 @@ def _close(a: float, b: float) -> bool:
 
 
 def _about(step_id: str, comparison: Comparison) -> bool:
-    """Whether the step counts what the sentence compares: `cal_marbles` for "marbles"."""
+    """Whether the step is one person's count of what the sentence compares.
+
+    `cal_marbles` for "half as many marbles"; not `marbles_to_cal` (a gift) nor `cal_hours`
+    ("as much" says nothing of what is compared).
+    """
     people = {comparison.more, comparison.than}
     words = {_stem(w) for w in step_id.casefold().split("_")} - {_stem(p) for p in people}
-    return not comparison.what or not words or bool(words & comparison.what)
+    return bool(comparison.what) and words <= comparison.what
 
 
-def _backwards(step_id: str, source: str, by: float, comparison: Comparison) -> bool:
+def _only(name: str, person: str, other: str) -> bool:
+    return _named_for(name, person) and not _named_for(name, other)
+
+
+def _way(step_id: str, source: str, by: float, comparison: Comparison) -> bool | None:
+    """True where the step works the sentence the right way, False backwards, None: not it."""
     more, than, factor = comparison.more, comparison.than, comparison.factor
     if not _about(step_id, comparison):
-        return False
-    if _named_for(step_id, than) and not _named_for(step_id, more):
-        from_more = _named_for(source, more) and not _named_for(source, than)
-        return from_more and _close(by, factor) and not _close(by, 1 / factor)
-    if _named_for(step_id, more) and not _named_for(step_id, than):
-        from_than = _named_for(source, than) and not _named_for(source, more)
-        return from_than and _close(by, 1 / factor) and not _close(by, factor)
-    return False
+        return None
+    if _only(step_id, than, more) and _only(source, more, than):
+        right, wrong = 1 / factor, factor  # B's = A's / k
+    elif _only(step_id, more, than) and _only(source, than, more):
+        right, wrong = factor, 1 / factor  # A's = B's x k
+    else:
+        return None
+    return True if _close(by, right) else False if _close(by, wrong) else None
 
 
 def direction_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
@@ -185,8 +207,11 @@ def direction_problems(plan: StepGraph, goal: str) -> list[PlanProblem]:
         if scaling is None:
             continue
         source, by = scaling
-        for comparison in stated:
-            if _backwards(step.id, source, by, comparison):
+        ways = {comparison: _way(step.id, source, by, comparison) for comparison in stated}
+        if True in ways.values():
+            continue  # right by one of the sentences about these two
+        for comparison, way in ways.items():
+            if way is False:
                 more, than = comparison.more.title(), comparison.than.title()
                 problems.append(
                     PlanProblem(

@@ -352,8 +352,8 @@ def _unstated(content: Any, goal: str) -> list[str]:
                 value = quantity(number, parse_unit(match.group(2), counts=False))
             except UnitError:
                 continue  # a count noun or a word: the number alone was checked
-            if number == 1 and all(_other_kind(s.unit, value) for s in same):
-                continue  # "(1 day)" writes a unit: not the goal's "1 cup" (GSM8K test 76)
+            if _divides_by_a_unit(text, match, value, same):
+                continue  # "/ (1 day)" writes a unit: not the goal's "1 cup" (GSM8K test 76)
             if not any(states(s, value) for s in same):
                 goal_says = ", ".join(f"{s.text} {_unit_name(s.unit)}".strip() for s in same)
                 found.append(
@@ -363,8 +363,21 @@ def _unstated(content: Any, goal: str) -> list[str]:
     return found
 
 
-def _other_kind(unit: pint.Unit | None, value: Any) -> bool:
-    return unit is not None and quantity(1, unit).dimensionality != value.dimensionality
+_OVER = re.compile(r"/\s*\(?\s*$")
+
+
+def _divides_by_a_unit(text: str, match: re.Match[str], value: Any, same: list[Stated]) -> bool:
+    """`x / (1 day)` counts days, where the goal's 1 is of another kind (1 cup).
+
+    The engine writes it so itself (days counted as numbers of their periods). Only a
+    divisor, and only one: `1 GB` beside "1 TB", or a term `1 day`, is held to the goal.
+    """
+    if float(match.group(1).replace("_", "")) != 1 or not _OVER.search(text[: match.start()]):
+        return False
+    return all(
+        s.unit is not None and quantity(1, s.unit).dimensionality != value.dimensionality
+        for s in same
+    )
 
 
 def _unit_name(unit: pint.Unit | None) -> str:

@@ -615,7 +615,7 @@ def states(stated: Stated, value: Any) -> bool:
     if isinstance(value, bool):
         return False
     magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
-    if not isinstance(magnitude, int | float):
+    if not isinstance(magnitude, int | float) or not _fits_a_float(magnitude):
         return False
     unit = stated.unit
     if unit is None or is_count_unit(unit):
@@ -639,12 +639,21 @@ def states(stated: Stated, value: Any) -> bool:
     )
 
 
+def _fits_a_float(number: int | float) -> bool:
+    """False for an integer of 400 digits, which is no number a goal states."""
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
+
+
 def literal_numbers(value: Any) -> list[float]:
     """Numeric literals in arguments: numbers, and numbers inside expressions or quantities."""
     if isinstance(value, bool):
         return []
     if isinstance(value, int | float):
-        return [float(value)]
+        return [float(value)] if _fits_a_float(value) else []
     if isinstance(value, dict):
         return [n for item in value.values() for n in literal_numbers(item)]
     if isinstance(value, list | tuple):
