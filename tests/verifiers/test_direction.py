@@ -82,25 +82,35 @@ def test_steps_named_for_nobody_in_the_sentence_are_not_judged():
     assert not [p for p in grounding_problems(plan, task) if "other way round" in str(p)]
 
 
-def test_a_program_that_halves_where_the_goal_doubles_is_refused_and_the_right_one_verifies(
-    tmp_path,
+@pytest.mark.parametrize(
+    ("goal", "backwards", "right", "said"),
+    [
+        (
+            HALF,
+            ("nia_stamps = 40\nomar_stamps = nia_stamps / 2\nprint(omar_stamps)\n", 20),
+            ("nia_stamps = 40\nomar_stamps = nia_stamps * 2\nprint(omar_stamps)\n", 80),
+            "Omar's = Nia's / 0.5; this step works it the other way round",
+        ),
+        (
+            TIMES,
+            (
+                "omar_stamps = 60\nnia_stamps = omar_stamps * 3\nprint(omar_stamps + nia_stamps)\n",
+                240,
+            ),
+            (
+                "omar_stamps = 60\nnia_stamps = omar_stamps / 3\nprint(omar_stamps + nia_stamps)\n",
+                80,
+            ),
+            "Nia's = Omar's / 3; this step works it the other way round",
+        ),
+    ],
+)
+def test_a_program_worked_the_wrong_way_round_is_refused_and_the_right_one_verifies(
+    goal, backwards, right, said, tmp_path
 ):
-    backwards = "nia_stamps = 40\nomar_stamps = nia_stamps / 2\nprint(omar_stamps)\n"
-    outcome, _ = _program_run(HALF, backwards, 20, tmp_path / "a")
-    assert outcome.error_kind == "invalid"
-    assert "Omar's = Nia's / 0.5; this step works it the other way round" in outcome.error
-    right = "nia_stamps = 40\nomar_stamps = nia_stamps * 2\nprint(omar_stamps)\n"
-    outcome, _ = _program_run(HALF, right, 80, tmp_path / "b")
-    assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
-
-
-def test_a_program_that_multiplies_the_smaller_count_by_the_factor_is_refused(tmp_path):
-    backwards = "omar_stamps = 60\nnia_stamps = omar_stamps * 3\nprint(omar_stamps + nia_stamps)\n"
-    outcome, _ = _program_run(TIMES, backwards, 240, tmp_path / "a")
-    assert outcome.error_kind == "invalid"
-    assert "Nia's = Omar's / 3" in outcome.error
-    right = "omar_stamps = 60\nnia_stamps = omar_stamps / 3\nprint(omar_stamps + nia_stamps)\n"
-    outcome, _ = _program_run(TIMES, right, 80, tmp_path / "b")
+    outcome, _ = _program_run(goal, *backwards, tmp_path / "a")
+    assert outcome.error_kind == "invalid" and said in outcome.error
+    outcome, _ = _program_run(goal, *right, tmp_path / "b")
     assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
 
 
