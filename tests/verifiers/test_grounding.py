@@ -365,7 +365,16 @@ def test_a_unit_written_as_one_of_it_is_not_the_goal_s_one_of_something_else(tmp
     assert outcome.verified and outcome.correct, (outcome.status, outcome.error)
 
 
-def test_one_of_a_unit_of_the_goal_s_own_kind_is_still_held_to_the_goal_s_words():
+@pytest.mark.parametrize(
+    ("expression", "refused"),
+    [
+        ("1 GB / ${inputs.link}", "'1 GB'"),  # the goal's 1 TB typed as 1 GB
+        ("1 TB / (1 Gbps)", "'1 Gbps'"),  # its 100 Mbps as 1 Gbps: a divisor, but no period
+        ("(1 TB + 1 h) / ${inputs.link}", "'1 h'"),  # another kind, but no divisor
+    ],
+)
+def test_one_of_a_unit_is_held_to_the_goal_s_words_unless_it_counts_periods(expression, refused):
+    """The attack view: a 1 of a unit passes only where it counts periods, `/ (1 day)`."""
     goal = "How many hours does it take to send 1 TB over a 100 Mbps link?"
     plan = {
         "inputs": {"link": {"value": "100 Mbps", "quote": "a 100 Mbps link"}},
@@ -373,9 +382,10 @@ def test_one_of_a_unit_of_the_goal_s_own_kind_is_still_held_to_the_goal_s_words(
             {
                 "id": "hours",
                 "tool": "calculate",
-                "args": {"expression": "1 GB / ${inputs.link}"},
+                "args": {"expression": expression},
                 "expect_unit": "h",
             }
         ],
+        "checks": [{"expression": "${inputs.link} > 0 Mbps"}],
     }
-    assert "'1 GB' is not what the goal states (1 TB)" in " ".join(_problems(plan, goal))
+    assert f"{refused} is not what the goal states" in " ".join(_problems(plan, goal))

@@ -370,9 +370,12 @@ def _divides_by_a_unit(text: str, match: re.Match[str], value: Any, same: list[S
     """`x / (1 day)` counts days, where the goal's 1 is of another kind (1 cup).
 
     The engine writes it so itself (days counted as numbers of their periods). Only a
-    divisor, and only one: `1 GB` beside "1 TB", or a term `1 day`, is held to the goal.
+    period, and only as a divisor: `1 GB` beside "1 TB", a term `1 day`, or a link's
+    `/ (1 Gbps)` beside "1 TB" are held to the goal as before.
     """
     if float(match.group(1).replace("_", "")) != 1 or not _OVER.search(text[: match.start()]):
+        return False
+    if str(value.dimensionality) != "[time]":
         return False
     return all(
         s.unit is not None and quantity(1, s.unit).dimensionality != value.dimensionality
