@@ -29,6 +29,7 @@ from stepgraph.exceptions import PlanProblem, StepgraphError
 from stepgraph.model import Step, StepGraph
 from stepgraph.task import parse_input
 from stepgraph.tools.expression import is_number, parse
+from stepgraph.verifiers._numbers import as_float
 
 _NAME = r"[A-Z][a-z]+"
 _MULTIPLES = {
@@ -129,11 +130,8 @@ def _number(node: ast.AST, names: dict[str, str], plan: StepGraph) -> float | No
 
 
 def _finite(value: Any) -> float | None:
-    try:  # a 400-digit integer is no float
-        number = float(value)
-    except (OverflowError, TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+    number = as_float(value)
+    return number if number is not None and math.isfinite(number) else None
 
 
 def _scaling(step: Step, plan: StepGraph) -> tuple[str, float] | None:

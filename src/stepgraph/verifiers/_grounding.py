@@ -352,7 +352,7 @@ def _unstated(content: Any, goal: str) -> list[str]:
                 value = quantity(number, parse_unit(match.group(2), counts=False))
             except UnitError:
                 continue  # a count noun or a word: the number alone was checked
-            if _divides_by_a_unit(text, match, value, same):
+            if _counts_periods(text, match, value, same):
                 continue  # "/ (1 day)" writes a unit: not the goal's "1 cup" (GSM8K test 76)
             if not any(states(s, value) for s in same):
                 goal_says = ", ".join(f"{s.text} {_unit_name(s.unit)}".strip() for s in same)
@@ -366,16 +366,16 @@ def _unstated(content: Any, goal: str) -> list[str]:
 _OVER = re.compile(r"/\s*\(?\s*$")
 
 
-def _divides_by_a_unit(text: str, match: re.Match[str], value: Any, same: list[Stated]) -> bool:
+def _counts_periods(text: str, match: re.Match[str], value: Any, same: list[Stated]) -> bool:
     """`x / (1 day)` counts days, where the goal's 1 is of another kind (1 cup).
 
     The engine writes it so itself (days counted as numbers of their periods). Only a
     period, and only as a divisor: `1 GB` beside "1 TB", a term `1 day`, or a link's
     `/ (1 Gbps)` beside "1 TB" are held to the goal as before.
     """
-    if float(match.group(1).replace("_", "")) != 1 or not _OVER.search(text[: match.start()]):
+    if value.magnitude != 1 or str(value.dimensionality) != "[time]":
         return False
-    if str(value.dimensionality) != "[time]":
+    if not _OVER.search(text[: match.start()]):
         return False
     return all(
         s.unit is not None and quantity(1, s.unit).dimensionality != value.dimensionality

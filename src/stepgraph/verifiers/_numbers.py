@@ -615,7 +615,7 @@ def states(stated: Stated, value: Any) -> bool:
     if isinstance(value, bool):
         return False
     magnitude = value.magnitude if isinstance(value, pint.Quantity) else value
-    if not isinstance(magnitude, int | float) or not _fits_a_float(magnitude):
+    if not isinstance(magnitude, int | float) or as_float(magnitude) is None:
         return False
     unit = stated.unit
     if unit is None or is_count_unit(unit):
@@ -639,13 +639,12 @@ def states(stated: Stated, value: Any) -> bool:
     )
 
 
-def _fits_a_float(number: int | float) -> bool:
-    """False for an integer of 400 digits, which is no number a goal states."""
+def as_float(number: Any) -> float | None:
+    """`number` as a float; None for an integer of 400 digits, which no goal states."""
     try:
-        float(number)
-    except OverflowError:
-        return False
-    return True
+        return float(number)
+    except (OverflowError, TypeError, ValueError):
+        return None
 
 
 def literal_numbers(value: Any) -> list[float]:
@@ -653,7 +652,7 @@ def literal_numbers(value: Any) -> list[float]:
     if isinstance(value, bool):
         return []
     if isinstance(value, int | float):
-        return [float(value)] if _fits_a_float(value) else []
+        return [number] if (number := as_float(value)) is not None else []
     if isinstance(value, dict):
         return [n for item in value.values() for n in literal_numbers(item)]
     if isinstance(value, list | tuple):
