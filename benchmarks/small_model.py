@@ -111,12 +111,15 @@ class Stepgraph:
         self.env = env
         self.name = name
         self.journal_dir = journal_dir
+        options = ModelOptions(
+            base_url=base_url, model=model, api_key=api_key, plan_retries=plan_retries
+        )
         with environment(env):  # the planner reads its STEPGRAPH_* settings as it is built
-            planner = ModelOptions(
-                base_url=base_url, model=model, api_key=api_key, plan_retries=plan_retries
-            ).planner()
+            planner = options.planner()
+            # STEPGRAPH_PRESET=small-model cross-checks, as `stepgraph run` does with it
+            crossed = cross_check or options.cross_checks(None)
         assert planner is not None  # an endpoint was given
-        self.engine = Engine(planner=planner, repair_rounds=repair_rounds, cross_check=cross_check)
+        self.engine = Engine(planner=planner, repair_rounds=repair_rounds, cross_check=crossed)
 
     def __call__(self, question: Question) -> Answer:
         """Run the question's goal; what the journal holds is what the model said."""

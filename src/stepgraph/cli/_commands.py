@@ -209,7 +209,7 @@ def run(
     tools: ToolsOpt = None,
     model_options: ModelOptions = MODEL_DEFAULTS,
     repair_rounds: RepairOpt = 2,
-    cross_check: CrossCheckOpt = False,
+    cross_check: CrossCheckOpt = None,
     stream: Annotated[
         bool,
         typer.Option(
@@ -270,7 +270,7 @@ def run(
             max_workers=max_workers,
             planner=planner,
             repair_rounds=repair_rounds,
-            cross_check=cross_check,
+            cross_check=model_options.cross_checks(cross_check),
             stream=stream or None,  # unset: the task file's `stream` key decides
             backend=factory,
             journal_dir=runs,

@@ -72,7 +72,7 @@ def eval_command(
     seed: Annotated[int, typer.Option(help="Dataset files: the seed that draws --size items.")] = 0,
     model_options: ModelOptions = MODEL_DEFAULTS,
     repair_rounds: Annotated[int, typer.Option(min=0, max=10, help="As for run.")] = 2,
-    cross_check: CrossCheckOpt = False,
+    cross_check: CrossCheckOpt = None,
     memory: Annotated[
         bool,
         typer.Option(
@@ -113,6 +113,7 @@ def eval_command(
         raise click.UsageError(
             "eval needs a model: --base-url (or OPENAI_BASE_URL) and --model, or --scripted FILE"
         )
+    cross_checked = model_options.cross_checks(cross_check)
     started = datetime.now(UTC)
     folder = journal_dir or Path("runs") / f"eval-{started.strftime('%Y%m%dT%H%M%SZ')}"
     console = Console(stderr=True)
@@ -121,7 +122,7 @@ def eval_command(
         Engine(
             planner=planner,
             repair_rounds=repair_rounds,
-            cross_check=cross_check,
+            cross_check=cross_checked,
             journal_dir=folder,
             memory=memory,
         ),
@@ -142,7 +143,7 @@ def eval_command(
         "runs_per_goal": runs,
         "plan_retries": model_options.plan_retries,
         "repair_rounds": repair_rounds,
-        "cross_check": cross_check,
+        "cross_check": cross_checked,
         "memory": memory,
         "journal_dir": str(folder),
     }

@@ -23,12 +23,13 @@ import typer
 from pydantic import ValidationError
 
 if TYPE_CHECKING:  # imported when a command builds its planner, not for --help
-    from stepgraph.planner import Planner
+    from stepgraph.planner import Planner, PlannerSettings
 
 # The planner's `ResponseFormat`, spelled here so the options exist before the planner is
 # imported (a test keeps the two equal).
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 PlanSyntax = Literal["json", "lines"]
+Preset = Literal["none", "small-model"]  # the planner's `Preset` (a test keeps them equal)
 
 ScriptedOpt = Annotated[
     Path | None,
@@ -70,11 +71,22 @@ PlanSyntaxOpt = Annotated[
         "Python-like line a step, read with ast, never run; for small code models).",
     ),
 ]
-CrossCheckOpt = Annotated[
-    bool,
+PresetOpt = Annotated[
+    Preset | None,
     typer.Option(
-        "--cross-check",
-        help="Verified only if a second plan, by its own route, agrees (about twice the calls).",
+        envvar="STEPGRAPH_PRESET",
+        show_envvar=True,
+        help="small-model: the settings measured best with a 1.5B model on a CPU (plans in "
+        "lines, numbered names, fresh retries, programs where the words check them, the "
+        "cross-check, 1024 tokens an answer); a flag or variable given as well wins.",
+    ),
+]
+CrossCheckOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--cross-check/--no-cross-check",
+        help="Verified only if a second plan, by its own route, agrees (about twice the "
+        "calls). Default: off, on with --preset small-model.",
     ),
 ]
 TimeoutOpt = Annotated[
@@ -125,14 +137,21 @@ class ModelOptions:
     timeout: TimeoutOpt = None
     max_tokens: MaxTokensOpt = None
     max_retries: MaxRetriesOpt = None
+    preset: PresetOpt = None
 
-    def planner(self) -> Planner | None:
-        """The planner the options describe, or None when no model is configured."""
-        from stepgraph.planner import LLMSettings, OpenAIClient, Planner, PlannerSettings
-        from stepgraph.testing import ScriptedLLM
+    def cross_checks(self, asked: bool | None) -> bool:
+        """Whether runs are cross-checked: as the flag said, else as the preset says.
+
+        The small-model preset cross-checks: its words are what verify an answer.
+        """
+        return asked if asked is not None else self.settings().small_model
+
+    def settings(self) -> PlannerSettings:
+        """How plans are asked for: the environment's settings under the chosen preset."""
+        from stepgraph.planner import PlannerSettings
 
         try:
-            shape = PlannerSettings()
+            return PlannerSettings(preset=self.preset) if self.preset else PlannerSettings()
         except ValidationError as error:  # a variable with no flag: typer does not check it
             # a variable of two kinds (1, 0 or auto) fails once per kind: one line for it
             failed: dict[str, list[str]] = {}
@@ -145,22 +164,17 @@ class ModelOptions:
                 f"{name}={value_of[name]!r}: {' or '.join(msgs)}" for name, msgs in failed.items()
             )
             raise click.UsageError(f"invalid environment: {wrong}") from None
+
+    def planner(self) -> Planner | None:
+        """The planner the options describe, or None when no model is configured."""
+        from stepgraph.planner import SMALL_MODEL_MAX_TOKENS, LLMSettings, OpenAIClient, Planner
+        from stepgraph.testing import ScriptedLLM
+
+        shape = self.settings()
         asked: dict[str, Any] = {
+            **shape.planner_arguments(),
             "plan_retries": self.plan_retries,
             "syntax": self.plan_syntax or shape.plan_syntax,
-            "read_goal": shape.read_goal,
-            "reason_first": shape.reason_first,
-            "cross_route": shape.cross_route,
-            "numbered_names": shape.numbered_names,
-            "retry_with": shape.retry_with,
-            "worked_ahead": shape.worked_ahead,
-            "afresh_on_disagreement": shape.afresh_on_disagreement,
-            "tool_schemas": shape.tool_schemas,
-            "program_plan": shape.program_plan,
-            "program_first": shape.program_first,
-            "program_only": shape.program_only,
-            "second_words": shape.second_words,
-            "program_tries": shape.program_tries,
         }
         if self.scripted is not None:
             return Planner(ScriptedLLM.from_file(self.scripted), **asked)
@@ -176,6 +190,8 @@ class ModelOptions:
             "max_retries": self.max_retries,
         }
         given = {key: value for key, value in flags.items() if value not in (None, "")}
+        if shape.small_model and "max_tokens" not in given:
+            given["max_tokens"] = SMALL_MODEL_MAX_TOKENS
         settings = LLMSettings(**given)
         if not settings.configured:
             return None

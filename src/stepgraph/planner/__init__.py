@@ -18,11 +18,21 @@ from stepgraph.planner._planner import CheckedPlan, Planner
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, system_prompt, tool_guide
 from stepgraph.planner._read_goal import asked_unit, goal_shape, read_inputs
 from stepgraph.planner._schema import plan_schema
-from stepgraph.planner._settings import CrossRoute, PlannerSettings, PlanSyntax, RetryWith
+from stepgraph.planner._settings import (
+    SMALL_MODEL,
+    SMALL_MODEL_MAX_TOKENS,
+    CrossRoute,
+    PlannerSettings,
+    PlanSyntax,
+    Preset,
+    RetryWith,
+)
 
 __all__ = [
     "MAX_PLAN_STEPS",
     "MODES",
+    "SMALL_MODEL",
+    "SMALL_MODEL_MAX_TOKENS",
     "CheckedPlan",
     "CrossRoute",
     "LLMClient",
@@ -36,6 +46,7 @@ __all__ = [
     "PlanWatcher",
     "Planner",
     "PlannerSettings",
+    "Preset",
     "ResponseMode",
     "RetryWith",
     "StreamingClient",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stepgraph.planner._program import PROGRAM_ONLY_TRIES
@@ -18,6 +19,31 @@ CrossRoute = Literal["plan", "worked", "worked-code", "auto"]
 RetryWith = Literal["feedback", "fresh"]
 # Programs and no plan: always, never, or where the words are the witness (`_route`).
 ProgramOnly = bool | Literal["auto"]
+# A set of settings chosen together: "small-model" is what the GSM8K and suite runs with a
+# 1.5B model on a CPU measured best (docs/performance.md); "none" leaves each default.
+Preset = Literal["none", "small-model"]
+
+# The small-model preset: plans in lines, counts and money named with their numbers, fresh
+# retries (a small model sends a refused plan back unchanged), programs where the words
+# check the answer, the words as the witness, asked again on a disagreement. A setting given
+# by its own variable or flag wins over the preset.
+SMALL_MODEL: MappingProxyType[str, Any] = MappingProxyType(
+    {
+        "plan_syntax": "lines",
+        "numbered_names": True,
+        "cross_route": "auto",
+        "retry_with": "fresh",
+        "program_only": "auto",
+        "afresh_on_disagreement": True,
+        "second_words": True,
+    }
+)
+# The two settings of the preset that are not the planner's: one answer's token cap (it
+# ends a sampled retry that repeats itself), and the cross-check, which the words need.
+SMALL_MODEL_MAX_TOKENS = 1024
+PRESETS: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProxyType(
+    {"none": MappingProxyType({}), "small-model": SMALL_MODEL}
+)
 
 
 class PlannerSettings(BaseSettings):
@@ -25,6 +51,12 @@ class PlannerSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STEPGRAPH_", extra="ignore")
 
+    preset: Preset = Field(
+        "none",
+        description="small-model: the settings measured best with a 1.5B model on a CPU "
+        "(plans in lines, numbered names, fresh retries, programs where the words check, "
+        "the words asked again); each setting given by its own variable still wins.",
+    )
     plan_syntax: PlanSyntax = Field(
         "json", description="json: the plan's JSON schema; lines: one Python-like line a step."
     )
@@ -104,3 +136,21 @@ class PlannerSettings(BaseSettings):
         "whose answer the words check (counts and money) and whose tools are arithmetic; "
         "where units convert or other tools are needed, the program first, then plans.",
     )
+
+    @model_validator(mode="after")
+    def _apply_preset(self) -> PlannerSettings:
+        # Only what was not given: STEPGRAPH_RETRY_WITH=feedback beside the preset stays.
+        for name, value in PRESETS[self.preset].items():
+            if name not in self.model_fields_set:
+                setattr(self, name, value)
+        return self
+
+    @property
+    def small_model(self) -> bool:
+        """Whether the small-model preset is chosen (it also caps tokens, cross-checks)."""
+        return self.preset == "small-model"
+
+    def planner_arguments(self) -> dict[str, Any]:
+        """These settings as `Planner`'s keyword arguments (its `syntax` is `plan_syntax`)."""
+        chosen = self.model_dump(exclude={"preset", "plan_syntax"})
+        return {"syntax": self.plan_syntax, **chosen}
