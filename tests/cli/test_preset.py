@@ -79,7 +79,11 @@ def test_a_setting_given_beside_the_preset_wins(monkeypatch):
     )
     planner = options.planner()
     assert planner is not None
-    assert (planner.syntax, planner.retry_with, planner.numbered_names) == ("json", "feedback", True)
+    assert (planner.syntax, planner.retry_with, planner.numbered_names) == (
+        "json",
+        "feedback",
+        True,
+    )
     assert planner.client.settings.max_tokens == 300
     assert options.cross_checks(None) is True
     assert options.cross_checks(False) is False
