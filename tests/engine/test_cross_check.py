@@ -178,3 +178,55 @@ def test_anything_more_than_that_one_conversion_is_cross_checked(goal, lines, tm
     )
     assert result.status is not RunStatus.VERIFIED
     assert [e.purpose for e in journal.of_kind("llm.request")][1] == "cross"
+
+
+def test_the_value_compared_is_the_one_the_answer_reports_not_the_plan_s_last_step(tmp_path):
+    """A new user's download question (Qwen2.5-Coder-1.5B, 2026-12-06): the first plan ended
+    on `speed = connection`, which its answer only mentions, and "20 Mbps against 140 s"
+    was called a disagreement of two plans that both said 140 s."""
+    goal = "How long does it take to download a 350 MB file over a 20 Mbps connection?"
+    first = {
+        "steps": [
+            {
+                "id": "time",
+                "tool": "calculate",
+                "args": {"expression": "350 MB / (20 Mbps)"},
+                "expect_unit": "s",
+            },
+            {"id": "speed", "tool": "calculate", "args": {"expression": "20 Mbps"}},
+        ],
+        "answer": "${time} at ${speed}",
+    }
+    second = {
+        "steps": [
+            {
+                "id": "t",
+                "tool": "calculate",
+                "args": {"expression": "350 MB / (20 Mbps)"},
+                "expect_unit": "s",
+            }
+        ],
+        "answer": "${t}",
+    }
+    wrong = {
+        **second,
+        "steps": [
+            {
+                **second["steps"][0],
+                "args": {"expression": "350 MB / (20 Mbps) + 350 MB / (20 Mbps)"},
+            }
+        ],
+    }
+    model = ScriptedLLM([json.dumps(first), json.dumps(second)])
+    result = Engine(planner=Planner(model), cross_check=True).run(
+        Task(goal=goal), journal=tmp_path / "j.jsonl"
+    )
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert cross.passed and cross.values == {"first": "140 s", "second": "140 s"}
+    assert result.status is RunStatus.VERIFIED and result.answer == "140 s at 20 Mbps"
+    model = ScriptedLLM([json.dumps(first), json.dumps(wrong), json.dumps(first)])
+    result = Engine(planner=Planner(model), cross_check=True).run(
+        Task(goal=goal), journal=tmp_path / "k.jsonl"
+    )
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert not cross.passed and "280 s against 140 s" in cross.description

@@ -116,10 +116,10 @@ def compare_with_words(
     words: Words, task: PreparedTask, plan: StepGraph, execution: Execution
 ) -> CrossOutcome:
     """A fresh plan's answer against the worked answer already given (no new model call)."""
-    first = _final_value(plan, execution)
+    template = task.answer or plan.answer
+    first = _final_value(plan, execution, template)
     if first is None:
         return CrossOutcome(_verdict(False, "the fresh plan produced no final value"), words=words)
-    template = task.answer or plan.answer
     return held_to_words(words, task, first, template, execution, again=True)
 
 
@@ -127,7 +127,7 @@ def compare_with(
     second: Second, plan: StepGraph, execution: Execution, template: str | None
 ) -> CrossOutcome:
     """A repaired plan's answer against the second plan already run (no new model call)."""
-    first = _final_value(plan, execution)
+    first = _final_value(plan, execution, template)
     if first is None:
         return CrossOutcome(_verdict(False, "the repaired plan produced no final value"), second)
     shown_first, shown_second = format_pair(first, second.final)
@@ -195,7 +195,7 @@ def cross_check(
 
     `ahead`: the worked answer already asked for (worked routes), taken instead of asking.
     """
-    first = _final_value(plan, execution)
+    first = _final_value(plan, execution, task.answer or plan.answer)
     if first is None:
         return CrossOutcome(_verdict(False, "a plan produced no final value to compare"))
     if (alone := _conversion_alone(task, plan, first)) is not None:
@@ -459,7 +459,7 @@ def _other_plan(
     checked = verify(other.steps, ran.values, ran.actions, other.checks, task.inputs, task.tools)
     if not all(verdict.passed for verdict in checked):
         return f"a plan did not verify: {'; '.join(v.description for v in checked if not v.passed)}"
-    value = _final_value(other, ran)
+    value = _final_value(other, ran, other.answer)
     if value is None:
         return "a plan produced no final value to compare"
     return Second(other, dict(ran.values), value, [*ran.values.values(), *task.inputs.values()])
@@ -520,9 +520,17 @@ def _agree(first: Any, second: Any) -> bool:
     return bool(first == second)
 
 
-def _final_value(plan: StepGraph, execution: Execution) -> Any:
-    """The value of the plan's last step that has one: where a plan ends is its answer."""
+def _final_value(plan: StepGraph, execution: Execution, template: str | None) -> Any:
+    """The value the answer reports: its template's first step, else the plan's last value.
+
+    A plan may end on a step the answer only mentions ("${t} seconds at ${speed}", `speed`
+    last): comparing that would set a link's speed against the other route's time.
+    """
     values = execution.values
+    steps = {step.id for step in plan.steps}
+    named = next((r for r in find_references(template or "") if r.step in steps), None)
+    if named is not None and not named.path and named.step in values:  # a field: as before
+        return values[named.step]
     return next((values[s.id] for s in reversed(plan.steps) if s.id in values), None)
 
 
