@@ -39,6 +39,11 @@ def run(goal, *answers, tmp_path, retries=0):
         ("How many GB is 2 TiB?", 'gb: "GB" = data / 1024', 2199.023255552),
         ("How many gigabytes (GB) are 64 gigabits (Gb)?", 'gb: "GB" = gb / 1024', 8),
         ("How many GB is 2 TiB?", 'gb: "GB" = data / 1024 / 1024 / 1024', 2199.023255552),
+        # a ratio as people round it (a new user's question, 2026-12-06: planned so three
+        # times by Qwen2.5-Coder-1.5B and refused as "1.60934 is not a number of the goal")
+        ("How many km is a 26.2 mile marathon?", 'km: "km" = marathon * 1.60934', 42.1648128),
+        ("How many grams is 8 ounces of cheese?", 'g: "g" = cheese * 28.35', 226.796185),
+        ("How many miles is a 10 km run?", 'mi: "mi" = run / 1.609', 6.21371192),
     ],
 )  # fmt: skip
 def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expected, tmp_path):
@@ -65,6 +70,10 @@ def test_the_factor_that_is_the_unit_ratio_is_dropped_and_said(goal, line, expec
         ("How many GB is 2 TiB?", 'gb: "GB" = data * 1100'),
         # two operands: a product of quantities, not a conversion of one
         ("How many GB is 2 TiB?", 'gb: "GB" = data * data / 1024'),
+        # rounded past 0.1% (1.6 km a mile is 0.6% off): the goal's number or a constant
+        ("How many kilometres is a 26.2 mile marathon?", 'km: "km" = marathon * 1.6'),
+        # near 1 (a value already in the unit declared): no ratio to round
+        ("A disk holds 500 GB. How many GB do 3 such disks hold?", 'gb: "GB" = disk * 1.0005'),
     ],
 )
 def test_any_other_factor_stays_refused(goal, line, tmp_path):

@@ -41,6 +41,7 @@ _SUM_FACTOR = re.compile(
     rf"^\s*\((?P<sum>\s*{_REFERENCE}(?:\s*[+-]\s*{_REFERENCE})+\s*)\)\s*(?P<op>[*/])\s*{_FACTOR}\s*$"
 )
 _SAME = 1e-9  # relative: the factor must be the unit ratio itself, not near it
+ROUNDED = 1e-3  # relative: 1.60934 for 1.609344 km/mi, 28.35 for 28.3495 g/oz
 _PREFIX_FACTORS = {1000.0, 1024.0, 1e6, 1048576.0, 1e9, 1073741824.0, 1e12}
 _DATA = {"[information]", "[information] / [time]"}
 _DATA_FACTORS = {8.0, *(1000.0**k for k in range(1, 6)), *(1024.0**k for k in range(1, 6))}
@@ -62,7 +63,7 @@ def undo_hand_conversions(
     wanted = {step.id: step.expect_unit or _named_unit(step.id) for step in plan.steps}
     if not any(wanted.values()):
         return plan
-    units = _operand_units(plan, values, tools)
+    units = operand_units(plan, values, tools)
     steps, undone = [], False
     for step in plan.steps:
         expression = step.args.get("expression") if step.tool == "calculate" else None
@@ -92,7 +93,7 @@ def undo_hand_conversions(
     return plan.model_copy(update={"steps": steps}) if undone else plan
 
 
-def _operand_units(
+def operand_units(
     plan: StepGraph, values: Mapping[str, Any], tools: ToolRegistry
 ) -> dict[str, pint.Unit]:
     """The unit of each input and step with one, by reference; a declared unit comes first.
@@ -173,10 +174,28 @@ def _converted(
     shown = f"{factors[0][0]:g}" if len(factors) == 1 else shown
     if math.isclose(ratio, by_hand, rel_tol=_SAME):
         return text, operand, shown
+    if _rounded(ratio, factors):
+        return text, operand, shown
     prefixes = all(factor in _PREFIX_FACTORS for factor, _ in factors)
     if not exact and prefixes and _other_base(ratio, by_hand):
         return text, operand, shown
     return (text, operand, shown) if not exact and _data_slip(operand, ratio, factors) else None
+
+
+def _rounded(ratio: float, factors: list[tuple[float, bool]]) -> bool:
+    """Whether one factor is the ratio as people round it: 1.60934 km a mile, 28.35 g an oz.
+
+    "How many kilometres is a 26.2 mile marathon?" was planned ``km: "km" = marathon *
+    1.60934`` three times and refused each time as a number the goal does not state (a new
+    user's question, 2026-12-06). Only a factor with a fraction (a whole number is a count
+    or a prefix, held exactly above), within 0.1% of a ratio that is no 1.
+    """
+    if len(factors) != 1 or math.isclose(ratio, 1.0, rel_tol=ROUNDED):
+        return False
+    factor, multiplies = factors[0]
+    by_hand = factor if multiplies else 1 / factor
+    whole = factor == int(factor)
+    return not whole and math.isclose(ratio, by_hand, rel_tol=ROUNDED)
 
 
 def _data_slip(operand: pint.Unit, ratio: float, factors: list[tuple[float, bool]]) -> bool:

@@ -22,6 +22,7 @@ from stepgraph.exceptions import PlanProblem, PlanValidationError
 from stepgraph.executor import static_outputs, validate_plan
 from stepgraph.model import Check, GroundedInput, StepGraph
 from stepgraph.planner._hand import undo_hand_conversions
+from stepgraph.planner._named_factors import undo_named_factors
 from stepgraph.planner._named_rates import read_named_rates
 from stepgraph.planner._periods import count_periods
 from stepgraph.planner._prompt import MAX_PLAN_STEPS
@@ -218,6 +219,7 @@ def parse_plan(
     plan = undo_conversions_in_sums(plan, values, repairs, tools)
     plan = count_periods(plan, values, repairs, tools)
     plan = undo_hand_conversions(plan, values, stated, repairs, tools)
+    plan = undo_named_factors(plan, values, repairs, tools)
     graph = None
     try:
         graph = validate_plan(plan, tools, values, checks, answer=answer)
