@@ -685,3 +685,20 @@ def test_a_floor_division_by_the_goal_s_half_is_the_half_kept_whole():
         numbers={"third": 1 / 3}, shares=["third"],
     )  # fmt: skip
     assert thirds["steps"][1]["args"]["expression"] == "${pandas} // 3"
+
+
+def test_a_refusal_of_a_plan_in_lines_tells_the_user_what_lines_write(tmp_path):
+    """A new user's lines plan (2026-12-06) ended on 'declare it under "constants"' and
+    'list it under "unused"': fields of a JSON plan that neither lines nor a program have."""
+    goal = "A train leaves at 10:40 and the trip takes 2 hours 35 minutes. How long is 3 trips?"
+    refused = 'total = trip * 3 * 24\nanswer = f"{total}"'
+    llm = ScriptedLLM([refused])
+    engine = Engine(planner=Planner(llm, syntax="lines", plan_retries=0))
+    with pytest.raises(PlanningError) as caught:
+        engine.run(Task(goal=goal), journal=tmp_path / "r.jsonl")
+    said = "\n".join(str(problem) for problem in caught.value.problems)
+    assert "give it a line of its own with why: name = 24  # why" in said, said
+    assert 'under "constants"' not in said and "expect_unit" not in said
+    # the journal keeps the checks' own words, as a replay compares them
+    [invalid] = read_journal(tmp_path / "r.jsonl").of_kind("plan.invalid")
+    assert any('declare it under "constants"' in problem for problem in invalid.problems)

@@ -38,6 +38,19 @@ def plan_lines(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# A JSON plan's fields, named in the static checks' messages, as plan lines write them:
+# a user of lines (or of programs) cannot act on `under "constants"`.
+_LINES_TERMS = [
+    (
+        re.compile(r'needs (\S+), declare it under "constants" with why'),
+        r"needs \1, give it a line of its own with why: name = \1  # why",
+    ),
+    (
+        re.compile(r'list (?:it|its number) under "unused" with (why[^;.]*)'),
+        r'write unused(name, "\1")',
+    ),
+    (re.compile(r"\(expect_unit, unit_convert\)"), '(name: "unit" = ..., or unit_convert)'),
+]
 _PARENTHESISED_QUANTITY = re.compile(r"\(\s*(\d[\d_]*(?:\.\d+)?)\s+([A-Za-z%][A-Za-z0-9/]*)\s*\)")
 
 
@@ -48,6 +61,8 @@ def as_lines_text(text: str) -> str:
     ``ceil((data / per_hour) / "1 day")``: references are names, quantities are strings.
     """
     named = re.sub(r"\$\{(?:inputs\.)?([^}]+)\}", r"\1", text)
+    for json_terms, lines_terms in _LINES_TERMS:
+        named = json_terms.sub(lines_terms, named)
     prose, marker, example = named.partition("e.g. ")
     if not marker:
         return named
@@ -62,7 +77,7 @@ def _shown_argument(value: Any, named: Any) -> str:
 
 
 _QUANTITY = re.compile(
-    r"(?<![\w.])(\d[\d_]*(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z%][A-Za-z0-9/]*)"
+    r"(?<![\w.\"])(\d[\d_]*(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z%][A-Za-z0-9/]*)"
 )
 
 

@@ -588,7 +588,7 @@ class Planner:
         raise PlanningError(
             f"the planner gave no valid plan in {self.plan_retries + 1} attempts; "
             "the last one had these problems:",
-            problems=problems,
+            problems=_in_terms(problems, self.syntax),
         )
 
     def program_checked(
@@ -634,7 +634,7 @@ class Planner:
         raise PlanningError(
             f"the model's program was no valid plan either in {tries} attempts; "
             "the last one had these problems:",
-            problems=problems,
+            problems=_in_terms(problems, "lines"),
         )
 
     def _ask(
@@ -753,6 +753,18 @@ REPEATED = (
 
 def _normalized(text: str) -> str:
     return " ".join(text.split())
+
+
+def _in_terms(problems: list[PlanProblem], syntax: str) -> list[PlanProblem]:
+    """The problems as the syntax the model wrote in names things (`_quoted` shows them so).
+
+    The error a user reads says it so too: "declare it under "constants"" is nothing a
+    plan in lines or a program can do. The journal keeps the checks' own words, which a
+    replay compares.
+    """
+    if syntax != "lines":
+        return problems
+    return [PlanProblem(problem.step, as_lines_text(problem.message)) for problem in problems]
 
 
 def _quoted(problems: list[PlanProblem], data: dict[str, Any] | None, syntax: str = "json") -> str:
