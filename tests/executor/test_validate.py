@@ -135,8 +135,9 @@ def test_a_check_that_compares_two_kinds_of_quantity_is_rejected_before_the_run(
     ]
     problems = problems_of(steps, checks=checks)
     assert problems == [
-        "check 1 (${hours} >= 2 TiB): units do not match: Cannot convert from 'hour' "
-        "([time]) to 'tebibyte' ([information])"
+        "check 1 (${hours} >= 2 TiB): units do not match: `${hours}` is in h ([time]) and "
+        "`2 TiB` is in TiB ([information]): one unit of one kind, or none, for both (Cannot "
+        "convert from 'hour' ([time]) to 'tebibyte' ([information]))"
     ]
 
 

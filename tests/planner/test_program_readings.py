@@ -375,6 +375,35 @@ def test_minutes_converted_by_hand_beside_seconds_are_those_minutes_in_seconds(t
     _verified(OBSTACLES, 874, program, "443 + 73 + 358 = 874.\nANSWER: 874", tmp_path)
 
 
+SHIFT = (
+    "My shift runs from 9:15 to 17:45 and I get a 30 minute unpaid lunch break. How many "
+    "hours do I actually work?"
+)
+
+
+def test_minutes_converted_by_hand_and_taken_from_hours_are_those_minutes(tmp_path):
+    """A new user's shift (2026-12-06): `shift_hours - lunch_minutes / 60  # 60 minutes in
+    an hour`, as the program prompt asks a number it does not state to be commented, was
+    refused for its 60."""
+    program = (
+        "```python\nshift_hours = 8.5  # 9:15 to 17:45 is 8.5 hours\nlunch_minutes = 30\n"
+        "worked_hours = shift_hours - lunch_minutes / 60  # 60 minutes in an hour\n"
+        "print(worked_hours)\n```"
+    )
+    parsed = _parsed(SHIFT, program)
+    assert parsed.plan is not None, parsed.problems
+    assert any("converted a term of its sum" in repair for repair in parsed.repairs)
+    _verified(SHIFT, 8, program, "8.5 - 0.5 = 8 hours.\nANSWER: 8", tmp_path)
+
+
+@pytest.mark.parametrize("taken", ["lunch_minutes / 50", "lunch_minutes * 60"])
+def test_a_subtracted_term_not_exactly_converted_stays_refused(taken):
+    program = f"```python\nshift_hours = 8.5\nlunch_minutes = 30\nprint(shift_hours - {taken})\n```"
+    parsed = _parsed(SHIFT, program)
+    assert parsed.plan is None
+    assert not any("converted a term of its sum" in repair for repair in parsed.repairs)
+
+
 @pytest.mark.parametrize("first", ["7 * 50 + 23", "7 * 60 - 23", "(7 + 23) * 60"])
 def test_a_factor_that_is_no_exact_conversion_within_a_sum_stays_refused(first):
     parsed = _parsed(OBSTACLES, f"```python\nfirst = {first}\nprint(first + 73)\n```")

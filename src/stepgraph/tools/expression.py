@@ -755,6 +755,57 @@ def _check_operands(node: ast.AST, parsed: Parsed) -> None:
                 raise _not_a_number(value, f"operand `{text}`", needs, text)
 
 
+def _mismatch(node: ast.AST, parsed: Parsed, error: pint.DimensionalityError) -> str:
+    """Which two terms of a sum or comparison are of two kinds, as written, else pint's words.
+
+    "Cannot convert from 'minute' to 'dimensionless'" alone left a new user (2026-12-06)
+    to guess which of ``(${end} - ${start} - ${unpaid}) / 60`` had no unit.
+    """
+    evaluator = _Evaluator(parsed.names, time.monotonic() + TIME_LIMIT_SECONDS, parsed.references)
+    for part in ast.walk(node):
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Add | ast.Sub):
+            pair = (part.left, part.right)
+        elif isinstance(part, ast.Compare) and len(part.comparators) == 1:
+            pair = (part.left, part.comparators[0])
+        else:
+            continue
+        try:
+            left, right = (evaluator._eval(side) for side in pair)
+        except Exception:  # noqa: BLE001 - an inner term's own failure: look further in
+            continue
+        kinds = [_kind(value) for value in (left, right)]
+        if None in kinds or kinds[0] == kinds[1]:
+            continue
+        # kinds, not values: before the run a step's value is a stand-in of its unit
+        shown = [
+            f"`{_written(side, parsed)}` is {kind}" for side, kind in zip(pair, kinds, strict=True)
+        ]
+        return f"{shown[0]} and {shown[1]}: one unit of one kind, or none, for both ({error})"
+    return str(error)
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, pint.Quantity) and not value.dimensionless:
+        return f"in {format_unit(value.units)} ({value.dimensionality})"
+    return "a plain number" if is_number(value) else None
+
+
+def _written(node: ast.AST, parsed: Parsed) -> str:
+    """A term as the expression wrote it: its references as `${...}`, not placeholders."""
+    references = parsed.references
+
+    def original(match: re.Match[str]) -> str:
+        reference = references.get(match.group(0))
+        return match.group(0) if reference is None else reference.text
+
+    def unit(match: re.Match[str]) -> str:  # `2 TiB` is read as `2 * TiB`: as written
+        number, name = match.groups()
+        return match.group(0) if name in references else f"{number} {name}"
+
+    text = re.sub(r"\b(\d[\d.]*) \* ([A-Za-z_]\w*)\b", unit, ast.unparse(node))
+    return re.sub(r"\b\w+\b", original, text)
+
+
 def check_operands(expression: Expression) -> None:
     """Refuse, naming the reference, a bound value that is used as a number but is none.
 
@@ -790,7 +841,7 @@ def evaluate_node(node: ast.AST, parsed: Parsed) -> Any:
     except CalculationError:
         raise
     except pint.DimensionalityError as e:
-        raise CalculationError(f"units do not match: {e}") from e
+        raise CalculationError(f"units do not match: {_mismatch(node, parsed, e)}") from e
     except (pint.PintError, StepgraphError) as e:
         raise CalculationError(str(e)) from e
     except (ArithmeticError, ValueError, TypeError) as e:
