@@ -80,9 +80,8 @@ def undo_named_factors(
         steps.append(step.model_copy(update={**call, "expect_unit": unit}))
     if not changed:
         return plan
-    used = {ref.path[0] for s in steps for ref in find_references(s.args) if ref.step == "inputs"}
-    used |= {ref.path[0] for c in plan.checks for ref in find_references(c.expression) if ref.path}
-    used |= {ref.path[0] for ref in find_references(plan.answer or "") if ref.path}
+    places = [*(s.args for s in steps), *(c.expression for c in plan.checks), plan.answer or ""]
+    used = {r.path[0] for r in find_references(places) if r.step == "inputs" and r.path}
     kept = {name: c for name, c in plan.constants.items() if name not in named or name in used}
     return plan.model_copy(update={"steps": steps, "constants": kept})
 
