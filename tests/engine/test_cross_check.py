@@ -185,38 +185,17 @@ def test_the_value_compared_is_the_one_the_answer_reports_not_the_plan_s_last_st
     on `speed = connection`, which its answer only mentions, and "20 Mbps against 140 s"
     was called a disagreement of two plans that both said 140 s."""
     goal = "How long does it take to download a 350 MB file over a 20 Mbps connection?"
-    first = {
-        "steps": [
-            {
-                "id": "time",
-                "tool": "calculate",
-                "args": {"expression": "350 MB / (20 Mbps)"},
-                "expect_unit": "s",
-            },
-            {"id": "speed", "tool": "calculate", "args": {"expression": "20 Mbps"}},
-        ],
-        "answer": "${time} at ${speed}",
-    }
-    second = {
-        "steps": [
-            {
-                "id": "t",
-                "tool": "calculate",
-                "args": {"expression": "350 MB / (20 Mbps)"},
-                "expect_unit": "s",
-            }
-        ],
-        "answer": "${t}",
-    }
-    wrong = {
-        **second,
-        "steps": [
-            {
-                **second["steps"][0],
-                "args": {"expression": "350 MB / (20 Mbps) + 350 MB / (20 Mbps)"},
-            }
-        ],
-    }
+
+    def step(name, expression, unit=None):
+        return {"id": name, "tool": "calculate", "args": {"expression": expression}} | (
+            {"expect_unit": unit} if unit else {}
+        )
+
+    time = step("time", "350 MB / (20 Mbps)", "s")
+    first = {"steps": [time, step("speed", "20 Mbps")], "answer": "${time} at ${speed}"}
+    second = {"steps": [step("t", "350 MB / (20 Mbps)", "s")], "answer": "${t}"}
+    twice = step("t", "350 MB / (20 Mbps) + 350 MB / (20 Mbps)", "s")
+    wrong = {"steps": [twice], "answer": "${t}"}
     model = ScriptedLLM([json.dumps(first), json.dumps(second)])
     result = Engine(planner=Planner(model), cross_check=True).run(
         Task(goal=goal), journal=tmp_path / "j.jsonl"
