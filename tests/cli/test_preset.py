@@ -106,3 +106,27 @@ def test_an_unknown_preset_is_a_usage_error(how):
     result = invoke("run", "How many eggs are in 3 boxes of 12?", *flag, "--scripted", "x", env=env)
     assert result.exit_code == 2, result.output
     assert "small-model" in result.output
+
+
+def test_eval_with_the_preset_cross_checks_and_says_so(tmp_path):
+    """The report's header says the cross-check was on, as the preset turns it on."""
+    suite = tmp_path / "suite.yaml"
+    goal = "A shelf holds 3 rows of 12 books. How many books does it hold?"
+    suite.write_text(json.dumps({"name": "t", "goals": [{"id": "g", "goal": goal, "expect": 36}]}))
+    script = tmp_path / "script.yaml"
+    program = "```python\nrows = 3\nbooks = 12\nprint(rows * books)\n```"
+    script.write_text(
+        json.dumps({"scripted": True, "responses": [program, "3 x 12 = 36. ANSWER: 36"]})
+    )
+    documents = {}
+    for flags in ([], ["--no-cross-check"]):
+        result = invoke(
+            "eval", suite, "--scripted", script, "--preset", "small-model", *flags, "--json",
+            "--journal-dir", tmp_path / f"j{len(documents)}",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        documents[tuple(flags)] = json.loads(result.stdout)
+    crossed, plain = documents[()], documents[("--no-cross-check",)]
+    assert crossed["cross_check"] is True and plain["cross_check"] is False
+    assert crossed["goals"][0]["verified"] and crossed["goals"][0]["correct"]
+    assert crossed["goals"][0]["model_calls"] == 2  # the program, then the words
