@@ -55,6 +55,7 @@ from stepgraph.engine import Engine
 from stepgraph.evaluation import DATASETS, Suite, SuiteGoal, load_dataset, load_suite, run_goal
 from stepgraph.exceptions import JournalError, StepgraphError
 from stepgraph.journal import read_journal
+from stepgraph.planner import PlannerSettings
 
 METHODS = ("alone", "react", "stepgraph", "stepgraph-cross", "stepgraph-worked")
 CROSSED = {"stepgraph-cross": "plan", "stepgraph-worked": "worked"}  # the route, by method
@@ -267,6 +268,14 @@ def _questions(args: argparse.Namespace) -> list[Question]:
     return questions
 
 
+def _planning_environment() -> dict[str, str]:
+    """The environment's STEPGRAPH_* settings of how plans are asked for, for the report."""
+    names = {*PlannerSettings.model_fields, "max_tokens", "response_format", "timeout"}
+    names |= {"max_retries", "model"}
+    wanted = {f"STEPGRAPH_{name.upper()}" for name in names}
+    return {key: value for key, value in os.environ.items() if key in wanted}
+
+
 def _env(pairs: Sequence[str]) -> dict[str, str]:
     env: dict[str, str] = {}
     for pair in pairs:
@@ -466,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         "methods": args.methods,
         "order": args.order,
         "resumed": args.resume,
-        "stepgraph_env": env,
+        "stepgraph_env": {**_planning_environment(), **env},
         "journal_dir": str(journals),
     }
     print(machine(), flush=True)

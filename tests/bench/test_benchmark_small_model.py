@@ -325,8 +325,9 @@ def test_record_writes_each_methods_replies_per_question(data, tmp_path):
 
 def test_stepgraph_env_is_set_for_the_stepgraph_method_only(data, tmp_path, monkeypatch):
     monkeypatch.delenv("STEPGRAPH_RESPONSE_FORMAT", raising=False)
+    monkeypatch.setenv("STEPGRAPH_READ_GOAL", "1")
     with ScriptedChat(the_model) as server:
-        _bench(
+        report = _bench(
             server,
             data,
             tmp_path,
@@ -342,6 +343,11 @@ def test_stepgraph_env_is_set_for_the_stepgraph_method_only(data, tmp_path, monk
     }
     assert formats == {"alone": None, "stepgraph": "json_object"}  # auto would try json_schema
     assert "STEPGRAPH_RESPONSE_FORMAT" not in os.environ
+    # the report says what stepgraph ran with: the environment's settings as well
+    assert report["stepgraph_env"] == {
+        "STEPGRAPH_READ_GOAL": "1",
+        "STEPGRAPH_RESPONSE_FORMAT": "json_object",
+    }
 
 
 def test_the_calculator_refuses_what_is_no_arithmetic_with_a_message():
