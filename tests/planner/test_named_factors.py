@@ -98,6 +98,9 @@ def test_a_declared_unit_and_a_named_factor_convert_once(tmp_path):
         "rate_per_mile = 1.609344  # dollars per mile",
         # the units named, but the number is no ratio of them (1.5 km a mile)
         "km_per_mile = 1.5  # one mile is 1.5 km",
+        # an attack on the repair: a price whose number is a mile in km, the why naming
+        # another unit of length beside the money; a conversion would drop the dollars
+        "price_per_mile = 1.609344  # dollars per mile, as the kilometre rate says",
     ],
 )
 def test_a_constant_that_is_no_ratio_of_its_units_stays_a_number(constant, tmp_path):

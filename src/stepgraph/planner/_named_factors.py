@@ -116,6 +116,8 @@ def _target(
         return None
     if number <= 0 or str(operand) not in {str(unit) for unit in named}:
         return None
+    if any(_kind(unit) != _kind(operand) for unit in named):
+        return None  # "dollars per kilometre" beside miles: a price, whatever its number
     by_hand = number if multiplies else 1 / number
     fits = []
     for unit in named:
@@ -126,6 +128,10 @@ def _target(
         if not math.isclose(ratio, 1.0) and math.isclose(ratio, by_hand, rel_tol=ROUNDED):
             fits.append(unit)
     return fits[0] if len(fits) == 1 else None
+
+
+def _kind(unit: pint.Unit) -> str:
+    return str(quantity(1, unit).dimensionality)
 
 
 def _same_unit(declared: str, unit: pint.Unit) -> bool:
