@@ -26,6 +26,17 @@ from stepgraph.tools.expression import evaluate
             {"${a}": "2 h", "${b}": 5},
             "`${a}` is in h ([time]) and `2 * ${b}` is a plain number",
         ),
+        # hours and minutes add: the terms at fault are the sum and the plain number
+        (
+            "(${a} + ${m}) * 2 + ${b}",
+            {"${a}": "2 h", "${m}": "30 min", "${b}": 5},
+            "`(${a} + ${m}) * 2` is in h ([time]) and `${b}` is a plain number",
+        ),
+        (
+            "(${a} + ${m}) * (${b} + ${c})",
+            {"${a}": "2 h", "${m}": "30 min", "${b}": 5, "${c}": "1 h"},
+            "`${b}` is a plain number and `${c}` is in h ([time])",
+        ),
     ],
 )
 def test_a_units_mismatch_names_the_two_terms_as_written(expression, bindings, named):

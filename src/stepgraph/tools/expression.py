@@ -774,14 +774,18 @@ def _mismatch(node: ast.AST, parsed: Parsed, error: pint.DimensionalityError) ->
         except Exception:  # noqa: BLE001 - an inner term's own failure: look further in
             continue
         kinds = [_kind(value) for value in (left, right)]
-        if None in kinds or kinds[0] == kinds[1]:
-            continue
+        if None in kinds or _dimension(left) == _dimension(right):
+            continue  # h and min add: not the terms at fault
         # kinds, not values: before the run a step's value is a stand-in of its unit
         shown = [
             f"`{_written(side, parsed)}` is {kind}" for side, kind in zip(pair, kinds, strict=True)
         ]
         return f"{shown[0]} and {shown[1]}: one unit of one kind, or none, for both ({error})"
     return str(error)
+
+
+def _dimension(value: Any) -> str:
+    return str(value.dimensionality) if isinstance(value, pint.Quantity) else "dimensionless"
 
 
 def _kind(value: Any) -> str | None:
