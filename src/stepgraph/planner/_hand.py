@@ -122,11 +122,16 @@ def operand_units(
 
 def measure_word(text: str) -> str | None:
     """`text` where it names an everyday unit of measure or money ("feet", "cents")."""
+    return text if measure_unit(text) is not None else None
+
+
+def measure_unit(text: str) -> pint.Unit | None:
+    """The everyday unit of measure or money `text` names, or None."""
     try:
         unit = parse_unit(text, counts=False)
     except StepgraphError:
         return None
-    return text if not unit.dimensionless and is_everyday(unit) else None
+    return unit if not unit.dimensionless and is_everyday(unit) else None
 
 
 def _named_unit(step_id: str) -> str | None:

@@ -23,7 +23,7 @@ import pint
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Constant, StepGraph
-from stepgraph.planner._hand import ROUNDED, measure_word, operand_units
+from stepgraph.planner._hand import ROUNDED, measure_unit, operand_units
 from stepgraph.references import find_references
 from stepgraph.tools import ToolRegistry
 from stepgraph.units import format_unit, parse_unit, quantity
@@ -98,13 +98,9 @@ def _named(name: str, item: Constant) -> list[pint.Unit]:
         return []
     found: dict[str, pint.Unit] = {}
     for word in re.findall(r"[a-z]+", f"{name.replace('_', ' ')} {item.why}".casefold()):
-        if len(word) < 2 or word in _ENGLISH or measure_word(word) is None:
-            continue
-        try:
-            unit = parse_unit(word, counts=False)
-        except StepgraphError:
-            continue
-        found.setdefault(str(unit), unit)
+        unit = measure_unit(word) if len(word) >= 2 and word not in _ENGLISH else None
+        if unit is not None:
+            found.setdefault(str(unit), unit)
     return list(found.values())
 
 
@@ -120,11 +116,8 @@ def _target(
         return None  # "dollars per kilometre" beside miles: a price, whatever its number
     by_hand = number if multiplies else 1 / number
     fits = []
-    for unit in named:
-        try:
-            ratio = float(quantity(1, operand).to(unit).magnitude)
-        except (pint.PintError, StepgraphError):
-            continue  # another kind
+    for unit in named:  # all of the operand's kind: each converts
+        ratio = float(quantity(1, operand).to(unit).magnitude)
         if not math.isclose(ratio, 1.0) and math.isclose(ratio, by_hand, rel_tol=ROUNDED):
             fits.append(unit)
     return fits[0] if len(fits) == 1 else None

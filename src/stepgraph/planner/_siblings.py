@@ -162,14 +162,9 @@ def _unconverted(node: ast.BinOp, prototypes: Mapping[str, Any]) -> list[str]:
     units = {unit for term in terms if (unit := _unit_of(term, prototypes)) is not None}
     dropped, first = [], None
     for index, term in enumerate(terms):
-        if not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult | ast.Div)):
+        if (factored := _factored_term(term, prototypes)) is None:
             continue
-        by_right = isinstance(term.right, ast.Constant)
-        operand, factor = (term.left, term.right) if by_right else (term.right, term.left)
-        number, unit = _number(factor), _unit_of(operand, prototypes)
-        if number is None or unit is None or (isinstance(term.op, ast.Div) and not by_right):
-            continue
-        ratio = number if isinstance(term.op, ast.Mult) else 1 / number
+        operand, number, unit, ratio = factored
         into = [u for u in units if u != unit and _converts(unit, u, ratio)]
         if len(into) != 1:
             continue
@@ -193,22 +188,32 @@ def _subtracted_unconverted(node: ast.BinOp, prototypes: Mapping[str, Any]) -> l
     refused for its 60, which the program prompt asks to comment just so. Only the
     subtracted term: the difference stays in the unit of what it is taken from.
     """
-    term = node.right
-    if not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult | ast.Div)):
-        return []
-    by_right = isinstance(term.right, ast.Constant)
-    operand, factor = (term.left, term.right) if by_right else (term.right, term.left)
-    number, unit = _number(factor), _unit_of(operand, prototypes)
+    factored = _factored_term(node.right, prototypes)
     into = _unit_of(node.left, prototypes)
-    if number is None or unit is None or into is None or unit == into:
+    if factored is None or into is None:
         return []
-    if isinstance(term.op, ast.Div) and not by_right:
-        return []
-    ratio = number if isinstance(term.op, ast.Mult) else 1 / number
-    if not _converts(unit, into, ratio):
+    operand, number, unit, ratio = factored
+    if unit == into or not _converts(unit, into, ratio):
         return []
     node.right = operand
     return [f"{number:g}"]
+
+
+def _factored_term(
+    term: ast.expr, prototypes: Mapping[str, Any]
+) -> tuple[ast.expr, float, Any, float] | None:
+    """``x * 60``, ``60 * x`` or ``x / 60`` with `x` in a unit: (x, 60, its unit, the ratio).
+
+    The ratio is what one of `x`'s unit is taken to be in the other (60, or 1/60 divided).
+    """
+    if not (isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult | ast.Div)):
+        return None
+    by_right = isinstance(term.right, ast.Constant)
+    operand, factor = (term.left, term.right) if by_right else (term.right, term.left)
+    number, unit = _number(factor), _unit_of(operand, prototypes)
+    if number is None or unit is None or (isinstance(term.op, ast.Div) and not by_right):
+        return None
+    return operand, number, unit, number if isinstance(term.op, ast.Mult) else 1 / number
 
 
 def _unit_of(node: ast.expr, prototypes: Mapping[str, Any]) -> Any:
