@@ -17,6 +17,15 @@ def _plan(expression, answer="${crates} crates"):
     return json.dumps({"steps": steps, "answer": answer})
 
 
+def _step(name, expression, unit=None):
+    return {"id": name, "tool": "calculate", "args": {"expression": expression}} | (
+        {"expect_unit": unit} if unit else {}
+    )
+
+
+DOWNLOAD = "How long does it take to download a 350 MB file over a 20 Mbps connection?"
+
+
 def _run(tmp_path, responses, name="j.jsonl"):
     model = ScriptedLLM(responses)
     engine = Engine(planner=Planner(model), cross_check=True)
@@ -184,17 +193,12 @@ def test_the_value_compared_is_the_one_the_answer_reports_not_the_plan_s_last_st
     """A new user's download question (Qwen2.5-Coder-1.5B, 2026-12-06): the first plan ended
     on `speed = connection`, which its answer only mentions, and "20 Mbps against 140 s"
     was called a disagreement of two plans that both said 140 s."""
-    goal = "How long does it take to download a 350 MB file over a 20 Mbps connection?"
+    goal = DOWNLOAD
 
-    def step(name, expression, unit=None):
-        return {"id": name, "tool": "calculate", "args": {"expression": expression}} | (
-            {"expect_unit": unit} if unit else {}
-        )
-
-    time = step("time", "350 MB / (20 Mbps)", "s")
-    first = {"steps": [time, step("speed", "20 Mbps")], "answer": "${time} at ${speed}"}
-    second = {"steps": [step("t", "350 MB / (20 Mbps)", "s")], "answer": "${t}"}
-    twice = step("t", "350 MB / (20 Mbps) + 350 MB / (20 Mbps)", "s")
+    time = _step("time", "350 MB / (20 Mbps)", "s")
+    first = {"steps": [time, _step("speed", "20 Mbps")], "answer": "${time} at ${speed}"}
+    second = {"steps": [_step("t", "350 MB / (20 Mbps)", "s")], "answer": "${t}"}
+    twice = _step("t", "350 MB / (20 Mbps) + 350 MB / (20 Mbps)", "s")
     wrong = {"steps": [twice], "answer": "${t}"}
     model = ScriptedLLM([json.dumps(first), json.dumps(second)])
     result = Engine(planner=Planner(model), cross_check=True).run(
@@ -209,3 +213,24 @@ def test_the_value_compared_is_the_one_the_answer_reports_not_the_plan_s_last_st
     )
     [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
     assert not cross.passed and "280 s against 140 s" in cross.description
+
+
+def test_an_answer_that_leads_with_a_number_both_plans_share_still_holds_its_other_numbers(
+    tmp_path,
+):
+    """An attack on comparing the answer's first value: lead with the link's speed, which any
+    plan reproduces, and put a wrong time after it. The time must be among the other plan's
+    times, so the run is not verified."""
+    goal = DOWNLOAD
+
+    twice = _step("time", "350 MB / (20 Mbps) + 350 MB / (20 Mbps)", "s")
+    first = {"steps": [_step("speed", "20 Mbps"), twice], "answer": "${speed}: ${time}"}
+    right = _step("t", "350 MB / (20 Mbps)", "s")
+    second = {"steps": [_step("link", "20 Mbps"), right], "answer": "${link}, ${t}"}
+    model = ScriptedLLM([json.dumps(first), json.dumps(second), json.dumps(first)])
+    result = Engine(planner=Planner(model), cross_check=True).run(
+        Task(goal=goal), journal=tmp_path / "j.jsonl"
+    )
+    assert result.status is not RunStatus.VERIFIED
+    [cross] = [v for v in result.verdicts if v.kind == "cross_check"]
+    assert not cross.passed and "280 s" in cross.description
