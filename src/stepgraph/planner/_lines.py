@@ -41,6 +41,7 @@ from stepgraph.planner._lines_source import (
     too_large,
 )
 from stepgraph.planner._read_goal import unique_name
+from stepgraph.verifiers import ClockRange
 
 _ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)((?:\.\w+)*)(?::[^{}]*)?\}")
 
@@ -60,6 +61,7 @@ def read_lines(
     bound: list[str] | None = None,
     choices: Mapping[int, str] | None = None,
     ambiguous: list[Ambiguous] | None = None,
+    clocks: Mapping[str, ClockRange] | None = None,
 ) -> dict[str, Any]:
     """The plan a text of lines describes, as the data of a JSON plan.
 
@@ -73,7 +75,8 @@ def read_lines(
     `ambiguous` in the order read; `choices` binds the n-th such literal to the input named.
     `converted` holds each read quantity's numbers in the goal's other units (0.5 for "50
     cents" beside dollars): a literal that is one of them is listed in `ambiguous` too, its
-    exact input, if it has one, read until a choice says otherwise.
+    exact input, if it has one, read until a choice says otherwise. `clocks` are the read
+    clock ranges by input: ``end - start`` of one's two times is that input.
     """
     source = code_of(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
@@ -97,6 +100,7 @@ def read_lines(
         reader = _Reader(inputs, tools, comments_of(source), numbers or {}, shares)
         reader.converted = converted or {}
         reader.choices = choices or {}
+        reader.clocks = clocks or {}
         data = reader.read(tree)
         if bound is not None:
             bound += reader.bound
@@ -164,6 +168,8 @@ class _Reader:
         self.constants: dict[str, dict[str, Any]] = {}
         self.answer: str | None = None
         self.unused: list[dict[str, str]] = []
+        self.clocks: Mapping[str, ClockRange] = {}
+        self.literals: dict[str, float] = {}  # names given a number alone, as last assigned
 
     def read(self, tree: ast.Module) -> dict[str, Any]:
         for node in tree.body:
@@ -231,6 +237,9 @@ class _Reader:
             return
         comment = self.comments.get(node.lineno, ("", True))
         literal = isinstance(value, ast.Constant) and not isinstance(value.value, bool)
+        self.literals.pop(name, None)
+        if literal and isinstance(value, ast.Constant) and isinstance(value.value, int | float):
+            self.literals[name] = float(value.value)  # `start = 13`: a clock's end, maybe
         if literal and comment[0] and not comment[1]:
             assert isinstance(value, ast.Constant)
             if isinstance(value.value, int | float | str):
@@ -397,6 +406,12 @@ class _Reader:
                 return call
 
             def visit_BinOp(self, operation: ast.BinOp) -> ast.AST:
+                clock = reader._clock_of(operation)
+                if clock is not None:  # `5 - 1` for "from 1 to 5 PM": the range's hours
+                    named.add(clock)
+                    shown = ast.unparse(operation)
+                    reader.bound.append(f"{where}: {shown} read as {clock}, the goal's hours")
+                    return ast.Name(id=f"__lit_{clock}", ctx=ast.Load())
                 fraction = reader._fraction_of(operation)
                 if fraction is not None:  # `1/2` for "a 1/2 cup of oil": the cup, not a 2
                     named.add(fraction)
@@ -437,6 +452,31 @@ class _Reader:
             # The goal's input itself, even where a step took its name.
             text = text.replace(f"__lit_{name}", f"${{inputs.{name}}}")
         return re.sub(r"'([^']*\d[^']*)'", r"(\1)", text)  # "6 h" -> (6 h)
+
+    def _clock_of(self, operation: ast.BinOp) -> str | None:
+        """The read clock range that ``end - start`` takes the hours of, if exactly one does.
+
+        Each side is a number or a name given one alone (``end = 17``), the range's two
+        times as the goal writes them (5 - 1 for "1 to 5 PM") or on a 24-hour clock
+        (17 - 13); neither is a number of the goal to use otherwise (GSM8K test 23).
+        """
+        if not isinstance(operation.op, ast.Sub):
+            return None
+        end, start = self._number_of(operation.left), self._number_of(operation.right)
+        if end is None or start is None:
+            return None
+        found = [
+            name
+            for name, clock in self.clocks.items()
+            if (start, end) in (clock.written, clock.ends)
+        ]
+        return found[0] if len(found) == 1 else None
+
+    def _number_of(self, node: ast.expr) -> float | None:
+        if isinstance(node, ast.Name):
+            return self.literals.get(node.id)
+        value = node.value if isinstance(node, ast.Constant) else None
+        return float(value) if isinstance(value, int | float) and type(value) is not bool else None
 
     def _fraction_of(self, operation: ast.BinOp) -> str | None:
         """The read input that ``1/2`` writes as the goal does ("a 1/2 cup"), if one does.

@@ -55,6 +55,7 @@ from stepgraph.planner._prompt import (
     system_prompt,
 )
 from stepgraph.planner._read_goal import (
+    clocks_of,
     converted_numbers_of,
     numbers_of,
     read_inputs,
@@ -228,6 +229,7 @@ class Planner:
                 bound=bound,
                 choices=choices,
                 ambiguous=ambiguous,
+                clocks=clocks_of(read),
             )
         except LinesError as e:
             return ParsedPlan(None, [PlanProblem(None, str(e))])

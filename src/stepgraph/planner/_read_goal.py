@@ -25,7 +25,9 @@ from stepgraph.references import find_references
 from stepgraph.task import parse_input
 from stepgraph.units import dimension_name, format_value, parse_unit, quantity
 from stepgraph.verifiers import (
+    ClockRange,
     ReadNumber,
+    clock_ranges,
     is_percent,
     read_numbers,
     word_numbers,
@@ -116,7 +118,7 @@ def _kind_token(goal: str, number: ReadNumber) -> str:
         return "<share>"
     if written.startswith("$"):
         return "<money>"
-    if ":" in written:
+    if clock_ranges(written):
         return "<clock>"
     if number.unit is not None and number.unit_end > 0:
         return f"<{dimension_name(quantity(1, number.unit))}>"
@@ -389,3 +391,13 @@ def shares_of(read: Mapping[str, GroundedInput]) -> list[str]:
         for name, value in read_values(read).items()
         if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
     ]
+
+
+def clocks_of(read: Mapping[str, GroundedInput]) -> dict[str, ClockRange]:
+    """The read inputs that are clock ranges ("1 to 5 PM"), each with its two times."""
+    found = {}
+    for name, item in read.items():
+        ranges = clock_ranges(item.quote)
+        if ranges and ranges[0].start == 0:  # the quote opens with the range it reads
+            found[name] = ranges[0]
+    return found

@@ -1,5 +1,6 @@
 """Verifiers: after a run, each tool's reverse check, declared checks and unit checks."""
 
+from stepgraph.verifiers._clock import ClockRange, clock_ranges
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._effect import effect_verdict, inert_inputs
 from stepgraph.verifiers._grounding import NOT_STATED, grounding_problems, task_input_problems
@@ -20,11 +21,13 @@ from stepgraph.verifiers._words import SaidWord, said_words, write_said_units
 __all__ = [
     "NOT_STATED",
     "STEP_STATES",
+    "ClockRange",
     "ReadNumber",
     "SaidWord",
     "answer_checked",
     "check_answer_template",
     "check_verdict",
+    "clock_ranges",
     "effect_verdict",
     "goal_coverage",
     "grounding_problems",

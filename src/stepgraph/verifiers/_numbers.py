@@ -30,9 +30,9 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.units import is_count_unit, parse_unit, quantity
+from stepgraph.verifiers._clock import clock_ranges
 from stepgraph.verifiers._everyday import is_everyday
 
-_CLOCK_RANGE = re.compile(r"(\d{1,2}):(\d{2})\s*(?:to|-|until|and|–)\s*(\d{1,2}):(\d{2})")
 # "3/5 of the remaining cats": one share, 0.6 (GSM8K plans read 3 and 5 apart and
 # multiplied them). Not a date (3/15/2024) and not "24/7".
 _FRACTION = re.compile(r"(?<![\w.:/$])(\d+)/(\d+)(?![\w./]*\d)")
@@ -140,6 +140,7 @@ class GoalNumber:
     complement: bool = False  # a percentage whose words say 1 - share is meant too
     required: bool = True  # coverage asks for it; "the 3rd floor" names which floor
     label: bool = False  # a name, not a quantity ("Book 1", "the 4th graders"): never read
+    time_of_day: bool = False  # an end of a clock range ("1 PM"): never read, states no unit
 
 
 # Words that say a share is taken away, or that the rest is what counts: only beside one
@@ -214,12 +215,17 @@ def goal_numbers(text: str) -> list[GoalNumber]:
     for match in _MIXED.finditer(text):
         found.append(_mixed(match))
         ranges.append(match.span())
-    for match in _CLOCK_RANGE.finditer(text):
-        start = int(match.group(1)) + int(match.group(2)) / 60
-        end = int(match.group(3)) + int(match.group(4)) / 60
-        hours = (end - start) % 24 or 24
-        found.append(GoalNumber(match.group(0), hours, match.end(), False, hours, [hours]))
-        ranges.append(match.span())
+    for clock in clock_ranges(text):
+        written = text[clock.start : clock.end]
+        hours = clock.hours
+        found.append(GoalNumber(written, hours, clock.end, False, hours, [hours]))
+        # Its two times of day, which a plan may subtract (`5 - 1` for "1 to 5 PM"): never
+        # read as quantities, never required; the range is used only by its hours.
+        found += [
+            GoalNumber(f"{hour:g}", hour, at, accepted=[hour], required=False, time_of_day=True)
+            for hour, at in clock.times()
+        ]
+        ranges.append((clock.start, clock.end))
     for match in _FRACTION.finditer(text):
         if any(start <= match.start() < end for start, end in ranges):
             continue
@@ -488,6 +494,8 @@ def _stated_alone(text: str) -> list[Stated]:
     """`stated_quantities` from the words after each number alone."""
     found = []
     for number in goal_numbers(text):
+        if number.time_of_day:
+            continue  # the range states hours; its two times of day state none
         if number.clock_hours is not None:
             found.append(Stated(number, parse_unit("h")))
         elif number.percent:
@@ -714,7 +722,7 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     found = []
     words = word_numbers(text)
     for number in [*goal_numbers(text), *words]:
-        if number.label:
+        if number.label or number.time_of_day:
             continue
         start = number.end - len(number.text)
         unit: pint.Unit | None = None
@@ -727,6 +735,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
         elif _is_money(text, number):
             start -= text[:start].endswith("$")
             unit = parse_unit("USD")
+        elif _TIME_OF_DAY.match(text, number.end):
+            pass  # "at 6 a.m." says when: no 6 metre-years (GSM8K test 953)
         elif worded_units or number not in words:
             rest = text[number.end :]
             if (
