@@ -184,12 +184,14 @@ class Engine:
     ) -> StepGraph:
         """Ask the planner for a validated plan, journaling every model exchange."""
         from stepgraph.engine._options import require_planner
+        from stepgraph.engine._planning import refuse_time_of_day
         from stepgraph.journal import JournalWriter
 
         prepared = self.prepare(task, overrides=overrides)
         with prepared.resources:
             planner = require_planner(self.planner, prepared)
             path = Path(journal) if journal else self._journal_path(prepared.task.name + "-plan")
+            refuse_time_of_day(prepared)
             with JournalWriter(path, uuid.uuid4().hex[:12]) as writer:
                 return planner.plan(prepared, writer)
 

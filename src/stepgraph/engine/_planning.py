@@ -16,7 +16,7 @@ from stepgraph.engine._plans import PlanBook
 from stepgraph.exceptions import PlanningError
 from stepgraph.journal import JournalWriter
 from stepgraph.model import StepGraph, WorkedExample
-from stepgraph.planner import Planner, PlanWatcher
+from stepgraph.planner import Planner, PlanWatcher, asked_time_of_day
 from stepgraph.task import PreparedTask
 
 
@@ -26,6 +26,24 @@ def shown_examples(examples: Sequence[WorkedExample]) -> dict[str, Sequence[Work
     A caller's planner (a subclass written before examples existed) may take none.
     """
     return {"examples": examples} if examples else {}
+
+
+def refuse_time_of_day(prepared: PreparedTask) -> None:
+    """Raise `PlanningError` where the goal asks for a time of day ("What time ...?").
+
+    The engine computes quantities; a time of day is none, so a plan's answer would be a
+    duration (13.25 h, 795 min) that reads as another time, and a lone "10:40" is no number
+    a plan can use, so only a plan that ignores it could pass its checks: every answer it
+    verified would be wrong. Refused before any model call, with what to ask instead.
+    """
+    asked = asked_time_of_day(prepared.task.goal)
+    if asked is not None:
+        raise PlanningError(
+            f"the goal asks for a time of day ({asked!r}), which stepgraph does not compute: "
+            "its answers are quantities, and a number of hours or minutes would read as "
+            "another time. Ask for the duration instead (e.g. 'How long does the trip "
+            "take?') and add it to the clock time yourself"
+        )
 
 
 def planned(

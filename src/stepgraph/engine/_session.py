@@ -36,7 +36,7 @@ from stepgraph.engine._cross import (
 from stepgraph.engine._gate import ApprovalGate
 from stepgraph.engine._ledger import CallLedger
 from stepgraph.engine._options import RunConfig, RunOptions, require_planner
-from stepgraph.engine._planning import planned, programmed, repaired
+from stepgraph.engine._planning import planned, programmed, refuse_time_of_day, repaired
 from stepgraph.engine._plans import PlanBook
 from stepgraph.engine._remembering import Remembering
 from stepgraph.engine._signing import seal_verified
@@ -415,6 +415,7 @@ class RunSession:
                 del dumped
             self.plans.check_given(plan)
             return plan
+        refuse_time_of_day(prepared)
         recalled = self.memory.recall()
         if recalled is not None:
             return recalled

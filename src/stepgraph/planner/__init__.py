@@ -16,7 +16,7 @@ from stepgraph.planner._parse import ParsedPlan, extract_json, parse_plan
 from stepgraph.planner._plan_stream import PlanStream, PlanWatcher
 from stepgraph.planner._planner import CheckedPlan, Planner
 from stepgraph.planner._prompt import MAX_PLAN_STEPS, system_prompt, tool_guide
-from stepgraph.planner._read_goal import asked_unit, goal_shape, read_inputs
+from stepgraph.planner._read_goal import asked_time_of_day, asked_unit, goal_shape, read_inputs
 from stepgraph.planner._schema import plan_schema
 from stepgraph.planner._settings import (
     SMALL_MODEL,
@@ -51,6 +51,7 @@ __all__ = [
     "RetryWith",
     "StreamingClient",
     "WorkedAhead",
+    "asked_time_of_day",
     "asked_unit",
     "extract_json",
     "goal_shape",

@@ -301,6 +301,22 @@ def asked_unit(goal: str) -> pint.Unit | None:
     return found[0] if len(found) == 1 else None
 
 
+# "What time does it arrive?", "what is the latest time she can start", "at what time will
+# it be full": the answer is a time of day, which no quantity here is (a plan's 795 min or
+# 13.25 h reads as another time). Not "what's the total time taken", a duration.
+_TIME_OF_DAY_ASKED = re.compile(
+    r"\b(?:what|which)(?:\s+(?:is|was|will\s+be)|'s)?(?:\s+the)?(?:\s+(?:latest|earliest))?\s+time\b"
+    r"(?!\s+(?:period|span|frame|interval|difference|zone)s?\b)",
+    re.IGNORECASE,
+)
+
+
+def asked_time_of_day(goal: str) -> str | None:
+    """The goal's words that ask for a time of day ("What time"), or None."""
+    match = _TIME_OF_DAY_ASKED.search(goal)
+    return match.group(0) if match else None
+
+
 _HOW_MANY = re.compile(r"\bhow many (?P<noun>[a-z]+)\b", re.IGNORECASE)
 # Words that say the things are needed whole: "needed", "must", "to buy", "fit"
 _NEEDED = re.compile(
