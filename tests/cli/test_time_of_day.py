@@ -20,15 +20,10 @@ TRAIN = "A train leaves at 10:40 and the trip takes 2 hours 35 minutes. What tim
 IGNORES_DEPARTURE = "```python\nhours = 2\nminutes = 35\ntrip = hours + minutes\nprint(trip)\n```"
 
 
-@pytest.mark.parametrize("command", ["run", "plan"])
-def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
-    command: str, httpserver, tmp_path
-) -> None:
-    server = ChatServer(httpserver, [(200, IGNORES_DEPARTURE)] * 4)
-    options = ["--json", "--no-memory"] if command == "run" else []
-    result = invoke(
+def _asked(command: str, goal: str, server: ChatServer, tmp_path, *options: str):
+    return invoke(
         command,
-        TRAIN,
+        goal,
         "--base-url",
         server.url,
         "--model",
@@ -40,6 +35,15 @@ def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
         *options,
         env={"OPENAI_API_KEY": "not-needed"},
     )
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
+    command: str, httpserver, tmp_path
+) -> None:
+    server = ChatServer(httpserver, [(200, IGNORES_DEPARTURE)] * 4)
+    options = ["--json", "--no-memory"] if command == "run" else []
+    result = _asked(command, TRAIN, server, tmp_path, *options)
     assert result.exit_code == 3, result.output  # no valid plan
     said = " ".join(result.output.split())
     assert "time of day ('What time')" in said
@@ -72,20 +76,7 @@ def test_which_questions_ask_for_a_time_of_day(goal: str, asked: str | None) -> 
 def test_a_duration_between_two_times_is_still_planned(httpserver, tmp_path) -> None:
     program = "```python\nhours = 13.25 - 10.75\nprint(hours)\n```"
     server = ChatServer(httpserver, [(200, program)] * 4)
-    result = invoke(
-        "run",
-        "How many hours does the shift from 10:45 to 13:15 last?",
-        "--base-url",
-        server.url,
-        "--model",
-        "qwen",
-        "--preset",
-        "small-model",
-        "--journal",
-        tmp_path / "run.jsonl",
-        "--json",
-        "--no-memory",
-        env={"OPENAI_API_KEY": "not-needed"},
-    )
+    goal = "How many hours does the shift from 10:45 to 13:15 last?"
+    result = _asked("run", goal, server, tmp_path, "--json", "--no-memory")
     assert server.requests, result.output  # asked: the model was called
     assert "time of day" not in result.output
