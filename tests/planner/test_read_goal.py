@@ -231,6 +231,29 @@ def test_english_words_pint_knows_as_obscure_units_stay_plain_counts():
     assert _values("She lit 9 candles at 3 pm.") == {"9 candles at": "9", "3 pm": "3"}
 
 
+@pytest.mark.parametrize(
+    ("goal", "number"),
+    [
+        # GSM8K questions the reader gave a unit: hectares, seconds, micrograms, kelvin, bytes
+        ("In October, 3 have a birthday and 1 has a birthday in November.", "1 has"),
+        ("He gets three 2s, four 3s and a 4.", "2s"),
+        ("He made 1 more mug of cocoa as he", "1 more mug"),
+        ("TJ ran a 10K race last Saturday.", "10K race"),
+        ("The students in class 3B are collecting cans.", "3B are"),
+        ("The boxes filled one-quarter of the second floor storage.", "quarter"),
+    ],
+)
+def test_a_word_after_a_number_that_only_looks_like_a_unit_leaves_it_plain(goal, number):
+    read = read_inputs(goal, numbered=True)  # number words take units, as the preset reads
+    (value,) = [str(i.value) for i in read.values() if i.quote.startswith(number)]
+    assert " " not in value, (number, value)  # a plain number: no unit after it
+
+
+def test_a_unit_written_onto_its_number_or_as_a_word_is_still_read():
+    goal = "A 500 B file, a 5MB file, 80cm of rope, 1L cartons and 2 of the seconds."
+    assert sorted(_values(goal).values()) == ["1 l", "2 s", "5 MB", "500 B", "80 cm"]
+
+
 def test_everyday_units_are_read_as_people_mean_them():
     goal = "He bought 5 kilos of rice, 2 cups of milk and 3 acres, and sent 2 KB at 56 Kbps."
     assert sorted(_values(goal).values()) == ["2 KB", "2 cp", "3 acre", "5 kg", "56 Kbps"]
