@@ -85,8 +85,9 @@ QUESTION = "A printer prints 40 pages every hour. How many pages does it print f
         "pages = 40 * (13 - 9)\nprint(pages)",  # the 24-hour clock
         "pages = 40 * (1 - 9 + 12)\nprint(pages)",  # by hand, refused below: the 12
         "rate = 40\nstart = 9\nend = 13\nhours = end - start\nprint(rate * hours)",
+        "start = 9  # 9 AM\nend = 13  # 1 PM on a 24-hour clock\nprint(40 * (end - start))",
     ],
-    ids=["inline", "twelve-by-hand", "named-ends"],
+    ids=["inline", "twelve-by-hand", "named-ends", "ends-with-why"],
 )
 def test_a_program_taking_the_hours_from_the_two_times_is_read_as_the_range(
     program: str, tmp_path: Path
@@ -109,9 +110,14 @@ def test_a_program_that_ignores_the_range_is_refused(tmp_path: Path) -> None:
     assert "9 AM to 1 PM" in (outcome.error or "")
 
 
-def test_the_two_times_subtracted_the_wrong_way_are_not_the_range(tmp_path: Path) -> None:
-    # 9 - 13 is -4: no reading may turn it into the goal's 4 hours
-    case = {"question": QUESTION, "program": "print(40 * (9 - 13))", "expected": 160.0}
-    outcome = _run({**case, "python_value": -160.0}, tmp_path)
+@pytest.mark.parametrize(("hours", "python"), [("9 - 13", -4), ("1 - 9", -8)])
+def test_two_times_whose_difference_is_not_the_range_are_not_read_as_it(
+    hours: str, python: float, tmp_path: Path
+) -> None:
+    # 9 - 13 and 1 - 9 (for "9 AM to 1 PM") are -4 and -8 to Python: no reading may turn
+    # them into the goal's 4 hours, and an answer of -160 or -320 pages is refused
+    program = f"print(40 * ({hours}))"
+    case = {"question": QUESTION, "program": program, "expected": 160.0}
+    outcome = _run({**case, "python_value": 40.0 * python}, tmp_path)
     assert not outcome.verified
     assert "9 AM to 1 PM" in (outcome.error or "")

@@ -458,7 +458,8 @@ class _Reader:
 
         Each side is a number or a name given one alone (``end = 17``), the range's two
         times as the goal writes them (5 - 1 for "1 to 5 PM") or on a 24-hour clock
-        (17 - 13); neither is a number of the goal to use otherwise (GSM8K test 23).
+        (17 - 13), and their difference is the range's hours, as the program means it: "9
+        AM to 1 PM" written ``1 - 9`` is -8 to Python, and stays so.
         """
         if not isinstance(operation.op, ast.Sub):
             return None
@@ -469,6 +470,7 @@ class _Reader:
             name
             for name, clock in self.clocks.items()
             if (start, end) in (clock.written, clock.ends)
+            and math.isclose(end - start, clock.hours)  # Python's own value: 1 - 9 is no 4 h
         ]
         return found[0] if len(found) == 1 else None
 
