@@ -64,6 +64,10 @@ def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
         ("what's the total time taken by Mr. Langsley?", None),  # a duration
         ("How much time does the trip take from 10:40 to 13:15?", None),
         ("What time period had the most rain?", None),
+        # "when" asks for a time of day where the goal states one to start from
+        ("A download starts at 22:00 and takes 5 hours. When will it finish?", "When will"),
+        ("They started dating 3 years before. When did they meet?", None),
+        ("When will the tank be full if 3 litres a minute flow in?", None),
     ],
 )
 def test_which_questions_ask_for_a_time_of_day(goal: str, asked: str | None) -> None:

@@ -29,6 +29,7 @@ from stepgraph.verifiers import (
     ReadNumber,
     clock_ranges,
     is_percent,
+    lone_times,
     read_numbers,
     word_numbers,
     worded_fraction,
@@ -311,10 +312,18 @@ _TIME_OF_DAY_ASKED = re.compile(
 )
 
 
+# "When does it arrive?" asks for a time of day where the goal states one to start from
+# ("leaves at 10:40"); "When did they meet?" of years asks for a year.
+_WHEN = re.compile(r"\bwhen\s+(?:will|does|did|do|is|was|should|would|can|could)\b", re.I)
+
+
 def asked_time_of_day(goal: str) -> str | None:
     """The goal's words that ask for a time of day ("What time"), or None."""
-    match = _TIME_OF_DAY_ASKED.search(goal)
-    return match.group(0) if match else None
+    if match := _TIME_OF_DAY_ASKED.search(goal):
+        return match.group(0)
+    questions = _QUESTION.findall(goal)
+    when = _WHEN.search(questions[-1]) if questions else None
+    return when.group(0) if when and lone_times(goal) else None
 
 
 _HOW_MANY = re.compile(r"\bhow many (?P<noun>[a-z]+)\b", re.IGNORECASE)

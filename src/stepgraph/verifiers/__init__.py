@@ -1,6 +1,6 @@
 """Verifiers: after a run, each tool's reverse check, declared checks and unit checks."""
 
-from stepgraph.verifiers._clock import ClockRange, clock_ranges
+from stepgraph.verifiers._clock import ClockRange, clock_ranges, lone_times
 from stepgraph.verifiers._coverage import goal_coverage
 from stepgraph.verifiers._effect import effect_verdict, inert_inputs
 from stepgraph.verifiers._grounding import NOT_STATED, grounding_problems, task_input_problems
@@ -34,6 +34,7 @@ __all__ = [
     "inert_inputs",
     "is_percent",
     "literal_numbers",
+    "lone_times",
     "matches",
     "read_numbers",
     "said_words",

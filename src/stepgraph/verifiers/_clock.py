@@ -131,3 +131,18 @@ def _of_day(hour: float, half: str) -> float:
     if half == "midnight":
         return 0.0
     return hour % 12 + (12 if half == "pm" else 0)
+
+
+_LONE_TIME = re.compile(
+    rf"(?<![\w:.])\d{{1,2}}(?::\d{{2}}\s*(?:{_HALF})?|\s*{_HALF})(?![\w:])", re.I
+)
+
+
+def lone_times(text: str) -> list[str]:
+    """The times of day a text writes outside any clock range ("at 10:40", "by 5 pm")."""
+    spans = [(clock.start, clock.end) for clock in clock_ranges(text)]
+    return [
+        match.group(0)
+        for match in _LONE_TIME.finditer(text)
+        if not any(start <= match.start() < end for start, end in spans)
+    ]
