@@ -64,6 +64,8 @@ def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
         ("what's the total time taken by Mr. Langsley?", None),  # a duration
         ("How much time does the trip take from 10:40 to 13:15?", None),
         ("What time period had the most rain?", None),
+        ("The flight takes 3 hours. What is the arrival time?", "What is the arrival time"),
+        ("What is the travel time from 10:40 to 13:15?", None),  # a duration
         # "when" asks for a time of day where the goal states one to start from
         ("A download starts at 22:00 and takes 5 hours. When will it finish?", "When will"),
         ("They started dating 3 years before. When did they meet?", None),

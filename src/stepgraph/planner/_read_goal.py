@@ -302,11 +302,14 @@ def asked_unit(goal: str) -> pint.Unit | None:
     return found[0] if len(found) == 1 else None
 
 
-# "What time does it arrive?", "what is the latest time she can start", "at what time will
-# it be full": the answer is a time of day, which no quantity here is (a plan's 795 min or
-# 13.25 h reads as another time). Not "what's the total time taken", a duration.
+# "What time does it arrive?", "what is the latest time she can start", "what is the arrival
+# time", "at what time will it be full": the answer is a time of day, which no quantity here
+# is (a plan's 795 min or 13.25 h reads as another time). Not "what's the total time taken"
+# or "the travel time", durations.
 _TIME_OF_DAY_ASKED = re.compile(
-    r"\b(?:what|which)(?:\s+(?:is|was|will\s+be)|'s)?(?:\s+the)?(?:\s+(?:latest|earliest))?\s+time\b"
+    r"\b(?:what|which)(?:\s+(?:is|was|will\s+be)|'s)?(?:\s+the)?(?:\s+(?:latest|earliest|"
+    r"arrival|departure|finish(?:ing)?|end(?:ing)?|start(?:ing)?|closing|opening|landing))?"
+    r"\s+time\b"
     r"(?!\s+(?:period|span|frame|interval|difference|zone)s?\b)",
     re.IGNORECASE,
 )
