@@ -121,3 +121,26 @@ def test_two_times_whose_difference_is_not_the_range_are_not_read_as_it(
     outcome = _run({**case, "python_value": 40.0 * python}, tmp_path)
     assert not outcome.verified
     assert "9 AM to 1 PM" in (outcome.error or "")
+
+
+DISCOUNT = (
+    "Lunch costs $12 and a drink $4. From 11 am to 2 pm, the drink is half price. How much "
+    "does lunch with a drink cost at noon?"
+)
+
+
+def test_a_range_that_only_says_when_a_price_holds_need_not_be_used(tmp_path: Path) -> None:
+    # no period, rate or time anywhere else: the hours have nothing to multiply
+    program = "lunch = 12\ndrink = 4\nprint(lunch + drink * 0.5)"
+    case = {"question": DISCOUNT, "program": program, "expected": 14.0, "python_value": 14.0}
+    outcome = _run(case, tmp_path)
+    assert outcome.verified and outcome.correct, outcome.error
+
+
+def test_a_range_beside_a_rate_in_time_must_still_be_used(tmp_path: Path) -> None:
+    goal = DISCOUNT.replace("a drink $4", "a drink $4, and lunch is served 20 plates an hour")
+    program = "lunch = 12\ndrink = 4\nprint(lunch + drink * 0.5)"
+    case = {"question": goal, "program": program, "expected": 14.0, "python_value": 14.0}
+    outcome = _run(case, tmp_path)
+    assert not outcome.verified
+    assert "11 am to 2 pm" in (outcome.error or "")

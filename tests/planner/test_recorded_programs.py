@@ -1,9 +1,11 @@
 """Real programs a small model wrote for GSM8K train questions, read by today's engine.
 
-`recorded_programs.jsonl` holds 478 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
+`recorded_programs.jsonl` holds 579 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
 llama.cpp) to the program request (`planner/prompts/program.md`), each with its question
 (GSM8K, MIT licence), the dataset's answer, and the value Python gives the program
 (`python_value`, worked out once offline when they were recorded; no test runs them).
+The `#clock-...` rows are the 13 train questions with a.m./p.m. clock ranges, asked before
+and after the engine read such ranges (2026-12-06, fifteenth session), greedy and sampled.
 
 Two things a user relies on are held here:
 
@@ -42,6 +44,12 @@ UNFAITHFUL: dict[str, str] = {
     "ft³ x 25 l is read as volume squared, 2,548,516 USD·l²; Python says 90,000",
     "gsm8k-train-3867#1": "a wrong program subtracts 6 days from 80 hours; the units make it "
     "-64 h where Python's bare numbers give 74 (the words disagree either way)",
+    # the units right a slip Python keeps: hours floor-divided by minutes
+    "gsm8k-train-1931#clock-old1": "12 hours // 30 minutes is 24 sales a day to the units, 0 "
+    "to Python's bare 12 // 30: 4,914 USD a week (the dataset's answer) where Python says 0",
+    "gsm8k-train-6983#clock-new1": "`7 - 1  # from 1:00 pm to 7:00 pm` is the range's 6 h, "
+    "and 6 h // 20 min is 18 rides to the units, 0 to Python: 1,260 people (the dataset's "
+    "answer) where Python says 0",
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from stepgraph.verifiers._numbers import GoalNumber
+from stepgraph.verifiers._numbers import GoalNumber, read_numbers
 
 _NOUN_AFTER = re.compile(r"\s+([A-Za-z]+)")
 _PERIODS = r"(?:second|minute|hour|day|night|week|month|year)s?"
@@ -71,6 +71,7 @@ def restated(goal: str, numbers: list[GoalNumber]) -> list[GoalNumber]:
         if _named(goal, number)
         or _rest_of_a_share(goal, number, numbers)
         or _story_moment(goal, question, number)
+        or _only_when(goal, number, numbers)
         or (
             question is not None
             and _start(number) >= question
@@ -196,6 +197,30 @@ def _story_moment(goal: str, question: int | None, number: GoalNumber) -> bool:
     for moment in reversed(moments):
         rest = rest[: moment.start()] + rest[moment.end() :]
     return _RATE_IN_TIME.search(rest) is None
+
+
+def _only_when(goal: str, number: GoalNumber, numbers: list[GoalNumber]) -> bool:
+    """Whether a clock range only says when, in a story that counts no time.
+
+    "From 12 noon to 3 pm, save 20% off tickets", "half off if you eat between 2-4 pm"
+    (GSM8K train 5086, 5127: right programs refused for leaving the hours unused): with no
+    period, rate or time word anywhere else, and no other quantity of time (a link's 200
+    Mbps is bits a second), there is nothing its hours could multiply. "sailing from 1 to 4
+    PM at 10 miles per hour" has a rate.
+    """
+    if number.clock_hours is None:
+        return False
+    clocks = [(_start(n), n.end) for n in numbers if n.clock_hours is not None]
+    rest = goal
+    for start, end in sorted(clocks, reverse=True):
+        rest = rest[:start] + rest[end:]
+    if _RATE_IN_TIME.search(rest) is not None:
+        return False
+    return not any(
+        "[time]" in read.unit.dimensionality
+        for read in read_numbers(goal)
+        if read.unit is not None and not any(s <= read.start < e for s, e in clocks)
+    )
 
 
 __all__ = ["restated"]
