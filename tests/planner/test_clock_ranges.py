@@ -144,3 +144,14 @@ def test_a_range_beside_a_rate_in_time_must_still_be_used(tmp_path: Path) -> Non
     outcome = _run(case, tmp_path)
     assert not outcome.verified
     assert "11 am to 2 pm" in (outcome.error or "")
+
+
+def test_an_end_of_the_range_is_no_number_to_compute_with(tmp_path: Path) -> None:
+    # attack: the range named in a check, so coverage passes, and its 05:00 taken as the
+    # night's hours (5, not 7): the 5 is a time of day, no number of the goal, refused
+    goal = "A printer prints 40 pages every hour from 22:00 to 05:00. How many pages a night?"
+    program = "hours = 5\nassert duration > 0, 'a night'\nprint(40 * hours)"
+    case = {"question": goal, "program": program, "expected": 280.0, "python_value": 200.0}
+    outcome = _run(case, tmp_path)
+    assert not outcome.verified
+    assert "5 is not a number of the goal" in (outcome.error or "")

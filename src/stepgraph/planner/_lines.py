@@ -25,6 +25,7 @@ references), validated, journaled, approved and shown as any plan.
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -170,10 +171,12 @@ class _Reader:
         self.unused: list[dict[str, str]] = []
         self.clocks: Mapping[str, ClockRange] = {}
         self.literals: dict[str, float] = {}  # names given a number alone, as last assigned
+        self.clock_ends: set[str] = set()  # names read as a clock range's two times
 
     def read(self, tree: ast.Module) -> dict[str, Any]:
         for node in tree.body:
             self._statement(node)
+        self._drop_clock_ends()
         if not self.steps:
             raise LinesError("the plan has no steps: write one line per step, name = expression")
         thought = " ".join(text for text, alone in self.comments.values() if alone)
@@ -472,7 +475,30 @@ class _Reader:
             if (start, end) in (clock.written, clock.ends)
             and math.isclose(end - start, clock.hours)  # Python's own value: 1 - 9 is no 4 h
         ]
-        return found[0] if len(found) == 1 else None
+        if len(found) != 1:
+            return None
+        sides = (operation.left, operation.right)
+        self.clock_ends |= {side.id for side in sides if isinstance(side, ast.Name)}
+        return found[0]
+
+    def _drop_clock_ends(self) -> None:
+        """Drop the steps and constants that only held a clock range's two times.
+
+        ``start = 13`` and ``end = 17`` read as the range where ``end - start`` is taken are
+        used nowhere else; kept, their 13 and 17 would be numbers the goal does not state
+        (and are no numbers to compute with: a time of day is no quantity).
+        """
+        for name in self.clock_ends:
+            reference = self.scope.get(name)
+            if reference is None:
+                continue
+            used = json.dumps([self.steps, self.checks, self.answer]).count(reference)
+            if used:
+                continue
+            if reference == f"${{inputs.{name}}}":
+                self.constants.pop(name, None)
+            else:
+                self.steps = [step for step in self.steps if f"${{{step['id']}}}" != reference]
 
     def _number_of(self, node: ast.expr) -> float | None:
         if isinstance(node, ast.Name):

@@ -45,14 +45,6 @@ class ClockRange:
     hours: float
     ends: tuple[float, float]  # the two times of day in hours since midnight (13.0, 17.0)
     written: tuple[float, float]  # the two hours as written (1.0, 5.0 for "1 to 5 PM")
-    at: tuple[int, int]  # where each time's number ends in the text
-
-    def times(self) -> list[tuple[float, int]]:
-        """Each end's hour as written and on a 24-hour clock (but 0), with where it ends."""
-        found = []
-        for where, written, of_day in zip(self.at, self.written, self.ends, strict=True):
-            found += [(hour, where) for hour in dict.fromkeys((written, of_day)) if hour]
-        return found
 
 
 @dataclass(frozen=True)
@@ -77,18 +69,10 @@ def clock_ranges(text: str) -> list[ClockRange]:
         if ends is None:
             continue
         hours = (ends[1] - ends[0]) % 24 or 24.0
-        at = (_number_end(match, "a"), _number_end(match, "b"))
         start = match.start("ah") if match.group("ah") else match.start("aword")
         written = (first.hour, second.hour)
-        found.append(ClockRange(start, match.end(), hours, ends, written, at))
+        found.append(ClockRange(start, match.end(), hours, ends, written))
     return found
-
-
-def _number_end(match: re.Match[str], tag: str) -> int:
-    for part in (f"{tag}m", f"{tag}h", f"{tag}word"):
-        if match.group(part):
-            return match.end(part)
-    raise AssertionError("a time has a number or a word")
 
 
 def _read(match: re.Match[str], tag: str) -> _Time | None:

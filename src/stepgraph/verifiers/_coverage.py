@@ -99,8 +99,7 @@ def unused_numbers(
 
 def required_numbers(goal: str) -> list[GoalNumber]:
     """The goal's numbers a plan must use: not zero, no name, and none restating others."""
-    # a clock range's two times are never required, nor weighed as what others restate
-    numbers = [n for n in [*goal_numbers(goal), *word_numbers(goal)] if not n.time_of_day]
+    numbers = [*goal_numbers(goal), *word_numbers(goal)]
     free = {id(number) for number in restated(goal, numbers)}
     return [n for n in numbers if n.value != 0 and n.required and id(n) not in free]
 

@@ -140,7 +140,6 @@ class GoalNumber:
     complement: bool = False  # a percentage whose words say 1 - share is meant too
     required: bool = True  # coverage asks for it; "the 3rd floor" names which floor
     label: bool = False  # a name, not a quantity ("Book 1", "the 4th graders"): never read
-    time_of_day: bool = False  # an end of a clock range ("1 PM"): never read, states no unit
 
 
 # Words that say a share is taken away, or that the rest is what counts: only beside one
@@ -219,12 +218,6 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         written = text[clock.start : clock.end]
         hours = clock.hours
         found.append(GoalNumber(written, hours, clock.end, False, hours, [hours]))
-        # Its two times of day, which a plan may subtract (`5 - 1` for "1 to 5 PM"): never
-        # read as quantities, never required; the range is used only by its hours.
-        found += [
-            GoalNumber(f"{hour:g}", hour, at, accepted=[hour], required=False, time_of_day=True)
-            for hour, at in clock.times()
-        ]
         ranges.append((clock.start, clock.end))
     for match in _FRACTION.finditer(text):
         if any(start <= match.start() < end for start, end in ranges):
@@ -494,8 +487,6 @@ def _stated_alone(text: str) -> list[Stated]:
     """`stated_quantities` from the words after each number alone."""
     found = []
     for number in goal_numbers(text):
-        if number.time_of_day:
-            continue  # the range states hours; its two times of day state none
         if number.clock_hours is not None:
             found.append(Stated(number, parse_unit("h")))
         elif number.percent:
@@ -727,7 +718,7 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     found = []
     words = word_numbers(text)
     for number in [*goal_numbers(text), *words]:
-        if number.label or number.time_of_day:
+        if number.label:
             continue
         start = number.end - len(number.text)
         unit: pint.Unit | None = None
