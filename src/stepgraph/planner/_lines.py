@@ -227,6 +227,7 @@ class _Reader:
         if not isinstance(target, ast.Name):
             raise LinesError(f"{where}: assign to one plain name, e.g. total = a + b")
         name = target.id
+        self.literals.pop(name, None)  # a name given anew is no longer its old number
         if name == "answer":
             self.answer = self._answer(value, where)
             return
@@ -240,7 +241,6 @@ class _Reader:
             return
         comment = self.comments.get(node.lineno, ("", True))
         literal = isinstance(value, ast.Constant) and not isinstance(value.value, bool)
-        self.literals.pop(name, None)
         if literal and isinstance(value, ast.Constant) and isinstance(value.value, int | float):
             self.literals[name] = float(value.value)  # `start = 13`: a clock's end, maybe
         if literal and comment[0] and not comment[1]:
