@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stepgraph.planner._read_goal import goal_shape, read_inputs
+from stepgraph.planner._read_goal import clocks_of, goal_shape, read_inputs
 from stepgraph.verifiers import clock_ranges
 from tests.planner.test_recorded_programs import _run
 
@@ -38,6 +38,9 @@ from tests.planner.test_recorded_programs import _run
 def test_a_clock_range_is_the_hours_between_its_two_times(text: str, hours: float) -> None:
     (found,) = clock_ranges(text)
     assert found.hours == pytest.approx(hours)
+    # the read input's quote is the range again, so a program's `end - start` finds it
+    (clock,) = clocks_of(read_inputs(f"{text}. How many?", numbered=True)).values()
+    assert clock.hours == pytest.approx(hours)
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ _RANGE = re.compile(
 class ClockRange:
     """A range of the clock: where the text writes it, its hours, and its two ends."""
 
-    start: int  # where its first time begins in the text ("between" is not part of it)
+    start: int  # where it begins in the text: its first time, or "between" before it
     end: int
     hours: float
     ends: tuple[float, float]  # the two times of day in hours since midnight (13.0, 17.0)
@@ -69,7 +69,9 @@ def clock_ranges(text: str) -> list[ClockRange]:
         if ends is None:
             continue
         hours = (ends[1] - ends[0]) % 24 or 24.0
-        start = match.start("ah") if match.group("ah") else match.start("aword")
+        # "between" is part of it, so its text read alone is the range again
+        start = match.start("between") if match.group("between") else match.start("ah")
+        start = start if start >= 0 else match.start("aword")
         written = (first.hour, second.hour)
         found.append(ClockRange(start, match.end(), hours, ends, written))
     return found
