@@ -105,8 +105,8 @@ def test_a_program_taking_the_hours_from_the_two_times_is_read_as_the_range(
 
 
 def test_a_program_that_ignores_the_range_is_refused(tmp_path: Path) -> None:
-    # the 1 of "1 PM" may be written (for `13 - 9` or `1 - 9 + 12`), but taken for the
-    # hours it leaves the range unused, which coverage refuses
+    # the 1 of "1 PM" taken for the hours: a time of day, no number of the goal, and the
+    # range left unused, which coverage refuses
     case = {"question": QUESTION, "program": "print(40 * 1)", "expected": 160.0}
     outcome = _run({**case, "python_value": 40.0}, tmp_path)
     assert not outcome.verified
