@@ -47,6 +47,12 @@ from stepgraph.verifiers import ClockRange
 _ANSWER_FIELD = re.compile(r"\{([A-Za-z_]\w*)((?:\.\w+)*)(?::[^{}]*)?\}")
 
 
+def _constant_number(node: ast.AST) -> float | None:
+    """A number written as it is (``13``, ``2.5``); None for anything else, ``True`` too."""
+    value = node.value if isinstance(node, ast.Constant) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 class LinesError(ValueError):
     """A plan in lines that cannot be read; the message names the line."""
 
@@ -241,8 +247,8 @@ class _Reader:
             return
         comment = self.comments.get(node.lineno, ("", True))
         literal = isinstance(value, ast.Constant) and not isinstance(value.value, bool)
-        if literal and isinstance(value, ast.Constant) and isinstance(value.value, int | float):
-            self.literals[name] = float(value.value)  # `start = 13`: a clock's end, maybe
+        if (number := _constant_number(value)) is not None:
+            self.literals[name] = number  # `start = 13`: a clock's end, maybe
         if literal and comment[0] and not comment[1]:
             assert isinstance(value, ast.Constant)
             if isinstance(value.value, int | float | str):
@@ -503,8 +509,7 @@ class _Reader:
     def _number_of(self, node: ast.expr) -> float | None:
         if isinstance(node, ast.Name):
             return self.literals.get(node.id)
-        value = node.value if isinstance(node, ast.Constant) else None
-        return float(value) if isinstance(value, int | float) and type(value) is not bool else None
+        return _constant_number(node)
 
     def _fraction_of(self, operation: ast.BinOp) -> str | None:
         """The read input that ``1/2`` writes as the goal does ("a 1/2 cup"), if one does.

@@ -17,13 +17,13 @@ import re
 from dataclasses import dataclass
 
 # "a.m.", "am", "A.M", "pm", "p. m." (no "PM" inside "PMS": a word boundary after the m)
-_HALF = r"[ap]\.?\s?m\b\.?"
+HALF_DAY = r"[ap]\.?\s?m\b\.?"
 
 
 def _time(tag: str) -> str:
     return (
         rf"(?:(?P<{tag}h>\d{{1,2}})(?::(?P<{tag}m>\d{{2}}))?"
-        rf"(?:\s*(?P<{tag}half>{_HALF}|noon\b|midnight\b))?"
+        rf"(?:\s*(?P<{tag}half>{HALF_DAY}|noon\b|midnight\b))?"
         rf"|(?P<{tag}word>noon|midnight)\b)"
     )
 
@@ -120,7 +120,7 @@ def _of_day(hour: float, half: str) -> float:
 
 
 _LONE_TIME = re.compile(
-    rf"(?<![\w:.])\d{{1,2}}(?::\d{{2}}\s*(?:{_HALF})?|\s*{_HALF})(?![\w:])", re.I
+    rf"(?<![\w:.])\d{{1,2}}(?::\d{{2}}\s*(?:{HALF_DAY})?|\s*{HALF_DAY})(?![\w:])", re.I
 )
 
 

@@ -30,7 +30,7 @@ import pint
 
 from stepgraph.exceptions import UnitError
 from stepgraph.units import is_count_unit, parse_unit, quantity
-from stepgraph.verifiers._clock import clock_ranges
+from stepgraph.verifiers._clock import HALF_DAY, clock_ranges
 from stepgraph.verifiers._everyday import is_everyday
 
 # "3/5 of the remaining cats": one share, 0.6 (GSM8K plans read 3 and 5 apart and
@@ -305,7 +305,7 @@ def _is_label(text: str, match: re.Match[str]) -> bool:
 _EVERY_BEFORE = re.compile(r"\bevery\s+$", re.IGNORECASE)
 # "before 6 P.M.", "at 4 pm": a time of day says when, as an ordinal says which (GSM8K train
 # 4701: every plan was refused for leaving "6 P.M." unused); a plan may still use it.
-_TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?\s?m\b\.?|o'clock)", re.IGNORECASE)
+_TIME_OF_DAY = re.compile(rf"\s*(?:{HALF_DAY}|o'clock)", re.IGNORECASE)
 
 
 # "two and a half hours", "1 and 1/4 cups", "2 and half dozen": one number, 2.5 (GSM8K train
