@@ -485,6 +485,7 @@ def _run_again(
             second_words=bool(recording.start.config.second_words),
             program_tries=recording.start.config.program_tries or _OLDER_PROGRAM_TRIES,
             reuse_repeats=bool(recording.start.config.reuse_repeats),
+            examples=recording.start.config.examples or "first",
         )
         if texts
         else None,

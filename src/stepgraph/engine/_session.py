@@ -230,6 +230,7 @@ class RunSession:
                     second_words=getattr(planner, "second_words", None),
                     program_tries=getattr(planner, "program_tries", None),
                     reuse_repeats=getattr(planner, "reuse_repeats", None),
+                    examples=getattr(planner, "examples", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

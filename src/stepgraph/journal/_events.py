@@ -83,6 +83,11 @@ class RecordedConfig(BaseModel):
         description="How many programs a goal got with programs only (absent: older "
         "records, which asked up to three).",
     )
+    examples: Literal["first", "nearest"] | None = Field(
+        None,
+        description="Plans in lines: which worked examples were shown, the first ones or "
+        "the goal's nearest (absent: older records, the first ones).",
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

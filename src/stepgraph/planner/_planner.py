@@ -64,7 +64,13 @@ from stepgraph.planner._read_goal import (
 )
 from stepgraph.planner._route import ARITHMETIC, route_for
 from stepgraph.planner._schema import plan_schema
-from stepgraph.planner._settings import CrossRoute, PlanSyntax, ProgramOnly, RetryWith
+from stepgraph.planner._settings import (
+    CrossRoute,
+    ExampleChoice,
+    PlanSyntax,
+    ProgramOnly,
+    RetryWith,
+)
 from stepgraph.task import PreparedTask
 from stepgraph.units import format_value
 from stepgraph.verifiers import NOT_STATED, grounding_problems, task_input_problems
@@ -117,8 +123,11 @@ class Planner:
         second_words: bool = False,
         program_tries: int = PROGRAM_ONLY_TRIES,
         reuse_repeats: bool = True,
+        examples: ExampleChoice = "first",
     ) -> None:
         self.client = client
+        # A small model copies the shape of the example it is shown: the nearest ones fit.
+        self.examples = examples
         # A request this run sent before, sampled the same, takes the answer it had: a repair
         # round's program repeated the first round's word for word (`_draws`).
         self.reuse_repeats = reuse_repeats
@@ -158,7 +167,8 @@ class Planner:
 
     def _system(self, task: PreparedTask, remembered: Sequence[WorkedExample] = ()) -> str:
         if self.syntax == "lines":
-            return lines_system_prompt(task.tools, remembered)
+            goal = task.task.goal if self.examples == "nearest" else None
+            return lines_system_prompt(task.tools, remembered, goal)
         return system_prompt(task.tools, remembered)
 
     def _schema(self, task: PreparedTask) -> dict[str, Any] | None:

@@ -13,9 +13,12 @@ import yaml
 
 from stepgraph.model import StepGraph, WorkedExample
 from stepgraph.planner._lines_shown import plan_lines
+from stepgraph.planner._nearest import nearest
 from stepgraph.tools import ToolRegistry
 
 MAX_PLAN_STEPS = 200
+# Worked examples a plan-lines prompt shows: each costs prompt time on a CPU server.
+SHOWN_EXAMPLES = 3
 
 
 @cache
@@ -86,14 +89,17 @@ def system_prompt(tools: ToolRegistry, remembered: Sequence[WorkedExample] = ())
     )
 
 
-def lines_examples(remembered: Sequence[WorkedExample] = ()) -> str:
+def lines_examples(remembered: Sequence[WorkedExample] = (), goal: str | None = None) -> str:
     """The worked examples for plans in lines: goal, inputs as the engine lists them, lines.
 
-    Remembered plans (`remembered`) come first and take the places of the fixed ones.
+    Remembered plans (`remembered`) come first and take the places of the fixed ones. With
+    a `goal`, the fixed ones shown are those nearest it (`_nearest`), else the first ones.
     """
     examples = yaml.safe_load(template("examples_lines.yaml"))
     parts = [_remembered(example, "lines") for example in remembered]
-    for example in examples[: max(0, len(examples) - len(parts))]:
+    places = max(0, SHOWN_EXAMPLES - len(parts))
+    chosen = nearest(goal, examples, places) if goal is not None else examples[:places]
+    for example in chosen:
         shown = {
             name: f'{value}  ("{quote}")' for name, (value, quote) in example["inputs"].items()
         }
@@ -103,10 +109,15 @@ def lines_examples(remembered: Sequence[WorkedExample] = ()) -> str:
     return _numbered(parts)
 
 
-def lines_system_prompt(tools: ToolRegistry, remembered: Sequence[WorkedExample] = ()) -> str:
-    """The system prompt for plans in lines: rules, the tool guide and the worked examples."""
+def lines_system_prompt(
+    tools: ToolRegistry, remembered: Sequence[WorkedExample] = (), goal: str | None = None
+) -> str:
+    """The system prompt for plans in lines: rules, the tool guide and the worked examples.
+
+    `goal`: the examples shown are the ones nearest it, not the first ones.
+    """
     return "\n\n".join(
-        [template("lines.md").strip(), tool_guide(tools), lines_examples(remembered)]
+        [template("lines.md").strip(), tool_guide(tools), lines_examples(remembered, goal)]
     )
 
 

@@ -22,6 +22,9 @@ ProgramOnly = bool | Literal["auto"]
 # A set of settings chosen together: "small-model" is what the GSM8K and suite runs with a
 # 1.5B model on a CPU measured best (docs/performance.md); "none" leaves each default.
 Preset = Literal["none", "small-model"]
+# Which fixed worked examples a plan-lines prompt shows: the first ones, or those whose
+# quantities are of the goal's kinds (`_nearest`).
+ExampleChoice = Literal["first", "nearest"]
 
 # The small-model preset: plans in lines, counts and money named with their numbers, fresh
 # retries (a small model sends a refused plan back unchanged), programs where the words
@@ -127,6 +130,12 @@ class PlannerSettings(BaseSettings):
         description="When the worked answer disagrees with a plan that passed its own "
         "checks, ask it once more, sampled: where that one agrees with the plan, two of "
         "three routes agree and the plan's answer verifies (the dissent stays in the verdict).",
+    )
+    examples: ExampleChoice = Field(
+        "first",
+        description="Plans in lines: the worked examples shown. first: the first three of "
+        "the prompt's list; nearest: the three whose quantities are of the goal's kinds (a "
+        "data size, a rate, a clock range, a share, the kind asked for), best first.",
     )
     program_only: ProgramOnly = Field(
         False,
