@@ -143,6 +143,38 @@ def test_a_number_written_where_the_unit_goes_is_no_unit(annotation):
     assert kept["steps"][0]["expect_unit"] == "GB"
 
 
+COPY_DAYS = (
+    "We copy 50 TB over a 1 Gbps link that is free 4 hours a day; it runs at 65% utilisation "
+    "and loses 2% of the traffic to retransmissions. How many days does the copy take?"
+)
+COPY_DAYS_LINES = """per_day: "TB" = link * day * utilisation * (1 - traffic_share)
+days = ceil(data / per_day)
+assert days * per_day >= data, "the days copy the whole data"
+answer = f"{days} days ({per_day} per day)"
+"""
+
+
+def test_the_whole_a_share_is_taken_from_is_no_input_of_the_goal():
+    # The 1.5B model's right plan for a tuning goal: its 1 was read as "1 Gbps link", so a
+    # day's volume was Gbps less a share and refused for its units, in all three attempts.
+    llm = ScriptedLLM([COPY_DAYS_LINES])
+    planner = Planner(llm, plan_retries=0, syntax="lines", numbered_names=True)
+    result = Engine(planner=planner).run(Task(name="g", goal=COPY_DAYS))
+    # 125 MB/s x 4 h x 0.65 x 0.98 = 1.1466 TB a day; 50 / 1.1466 = 43.6
+    assert result.status is RunStatus.VERIFIED, result.answer
+    assert result.answer == "44 days (1.1466 TB per day)"
+    read = read_inputs(COPY_DAYS, numbered=True)
+    numbers = {"link": 1.0, "traffic_share": 0.02}
+    written = read_lines("kept = 1 - 0.02\ngrown = 1 + traffic_share", list(read),
+                         ["calculate"], numbers=numbers, shares=["traffic_share"])  # fmt: skip
+    assert [step["args"]["expression"] for step in written["steps"]] == [
+        "1 - ${inputs.traffic_share}", "1 + ${inputs.traffic_share}",
+    ]  # fmt: skip
+    # a 1 that is no whole of a share is still the goal's 1
+    alone = read_lines("rate = 1 * 8", list(read), ["calculate"], numbers=numbers)
+    assert alone["steps"][0]["args"]["expression"] == "${inputs.link} * 8"
+
+
 def test_a_colon_typed_for_the_equals_sign_is_an_assignment():
     # The suite's transfer-nights in nine runs: `utilisation_factor: 1 - traffic_share`
     text = "Note: this is it\nkept: 1 - lost\nAnswer: 42\nanswer = f'{kept}'"

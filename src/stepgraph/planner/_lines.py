@@ -415,6 +415,9 @@ class _Reader:
                 return call
 
             def visit_BinOp(self, operation: ast.BinOp) -> ast.AST:
+                if reader._whole_of(operation):  # `1 - lost`: the whole, not "1 Gbps"
+                    operation.right = self.visit(operation.right)
+                    return operation
                 clock = reader._clock_of(operation)
                 if clock is not None:  # `5 - 1` for "from 1 to 5 PM": the range's hours
                     named.add(clock)
@@ -510,6 +513,26 @@ class _Reader:
         if isinstance(node, ast.Name):
             return self.literals.get(node.id)
         return _constant_number(node)
+
+    def _whole_of(self, operation: ast.BinOp) -> bool:
+        """Whether `operation` is ``1 - share`` or ``1 + share``, its 1 the whole, no input.
+
+        The share is a read one (``lost`` for "12% lost"), by name or by its number. Bound
+        to the goal's "1 Gbps link", the whole made a right day's volume, ``link * day *
+        utilisation * (1 - traffic)``, Gbps less a share, refused for its units (a transfer
+        goal written for tuning, the 1.5B model).
+        """
+        left, right = operation.left, operation.right
+        if not isinstance(operation.op, ast.Add | ast.Sub) or _constant_number(left) != 1:
+            return False
+        if isinstance(right, ast.Name):
+            return right.id in self.shares
+        share = _constant_number(right)
+        return share is not None and any(
+            math.isclose(share, self.numbers[name], rel_tol=1e-12)
+            for name in self.shares
+            if name in self.numbers
+        )
 
     def _fraction_of(self, operation: ast.BinOp) -> str | None:
         """The read input that ``1/2`` writes as the goal does ("a 1/2 cup"), if one does.
