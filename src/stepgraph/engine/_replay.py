@@ -486,6 +486,7 @@ def _run_again(
             program_tries=recording.start.config.program_tries or _OLDER_PROGRAM_TRIES,
             reuse_repeats=bool(recording.start.config.reuse_repeats),
             examples=recording.start.config.examples or "first",
+            stop_loops=bool(recording.start.config.stop_loops),
         )
         if texts
         else None,

@@ -231,6 +231,7 @@ class RunSession:
                     program_tries=getattr(planner, "program_tries", None),
                     reuse_repeats=getattr(planner, "reuse_repeats", None),
                     examples=getattr(planner, "examples", None),
+                    stop_loops=getattr(planner, "stop_loops", None),
                     memory=self.config.memory is not None,
                     stream=self._streams(),
                     # the policy asked for (None: the task's, or the default): for replays

@@ -88,6 +88,9 @@ class RecordedConfig(BaseModel):
         description="Plans in lines: which worked examples were shown, the first ones or "
         "the goal's nearest (absent: older records, the first ones).",
     )
+    stop_loops: bool | None = Field(
+        None, description="Whether an answer that looped was stopped while it streamed."
+    )
     memory: bool = Field(False, description="Whether plan memory was on.")
     stream: bool = Field(False, description="Whether the first plan was streamed into execution.")
     approval: str | None = Field(None, description="The policy asked for (None: the task's).")

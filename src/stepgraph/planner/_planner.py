@@ -40,6 +40,7 @@ from stepgraph.planner._client import (
 from stepgraph.planner._draws import Draws
 from stepgraph.planner._lines import Ambiguous, LinesError, read_lines
 from stepgraph.planner._lines_shown import as_lines_text, plan_lines
+from stepgraph.planner._loops import LoopGuard
 from stepgraph.planner._parse import ParsedPlan, parse_plan, without_unfounded_checks
 from stepgraph.planner._program import (
     PROGRAM_ONLY_TRIES,
@@ -124,8 +125,12 @@ class Planner:
         program_tries: int = PROGRAM_ONLY_TRIES,
         reuse_repeats: bool = True,
         examples: ExampleChoice = "first",
+        stop_loops: bool = False,
     ) -> None:
         self.client = client
+        # An answer that writes the same lines again and again is stopped while it streams,
+        # not at the token cap (`_loops`): the cap took 85 s on a CPU for a refused answer.
+        self.stop_loops = stop_loops
         # A small model copies the shape of the example it is shown: the nearest ones fit.
         self.examples = examples
         # A request this run sent before, sampled the same, takes the answer it had: a repair
@@ -705,6 +710,11 @@ class Planner:
             reply = client.stream_complete(
                 messages, on_text=watch.feed, schema=schema, attempt=asked
             )
+        elif self.stop_loops and schema is None and isinstance(client, StreamingClient):
+            guard = LoopGuard()
+            reply = client.stream_complete(messages, on_text=guard, attempt=asked)
+            if guard.fired:  # a replay's guard fires on the recorded text again, alike
+                reply.text, reply.stream = guard.cut(reply.text), "stopped"
         else:
             reply = client.complete(messages, schema=schema, attempt=asked)
         if sent is None and purpose not in REDRAWN:

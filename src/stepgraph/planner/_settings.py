@@ -28,8 +28,8 @@ ExampleChoice = Literal["first", "nearest"]
 
 # The small-model preset: plans in lines, counts and money named with their numbers, fresh
 # retries (a small model sends a refused plan back unchanged), programs where the words
-# check the answer, the words as the witness, asked again on a disagreement. A setting given
-# by its own variable or flag wins over the preset.
+# check the answer, the words as the witness, asked again on a disagreement, a greedy loop
+# stopped as it streams. A setting given by its own variable or flag wins over the preset.
 SMALL_MODEL: MappingProxyType[str, Any] = MappingProxyType(
     {
         "plan_syntax": "lines",
@@ -39,6 +39,7 @@ SMALL_MODEL: MappingProxyType[str, Any] = MappingProxyType(
         "program_only": "auto",
         "afresh_on_disagreement": True,
         "second_words": True,
+        "stop_loops": True,
     }
 )
 # The two settings of the preset that are not the planner's: one answer's token cap (it
@@ -136,6 +137,12 @@ class PlannerSettings(BaseSettings):
         description="Plans in lines: the worked examples shown. first: the first three of "
         "the prompt's list; nearest: the three whose quantities are of the goal's kinds (a "
         "data size, a rate, a clock range, a share, the kind asked for), best first.",
+    )
+    stop_loops: bool = Field(
+        False,
+        description="Stream plans, programs and worked answers, and stop one whose last "
+        "lines are one block written four times in a row (a greedy loop) instead of at the "
+        "token cap; what came before the loop is read as any answer.",
     )
     program_only: ProgramOnly = Field(
         False,
