@@ -61,6 +61,9 @@ def test_the_preset_over_http_asks_a_program_caps_tokens_and_cross_checks(httpse
     )
     purposes = [request.purpose for request in read_journal(journal).of_kind("llm.request")]
     assert purposes == ["program", "worked"]
+    # answers stream, so that one that loops is stopped; plans show the nearest examples
+    assert (config.stop_loops, config.examples) == (True, "nearest")
+    assert [r["body"].get("stream") for r in server.requests] == [True, True]
 
 
 def test_a_setting_given_beside_the_preset_wins(monkeypatch):

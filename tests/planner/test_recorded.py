@@ -14,6 +14,7 @@ import pytest
 
 from stepgraph import Engine, Planner
 from stepgraph.evaluation import load_suite, run_goal
+from stepgraph.planner import PlannerSettings
 from stepgraph.testing import ScriptedLLM
 from tests.conftest import EXAMPLES
 
@@ -88,14 +89,19 @@ def test_a_run_recorded_with_the_small_model_settings_keeps_its_verdict(path, tm
     case = json.loads(path.read_text(encoding="utf-8"))
     suite = load_suite(SUITE_FILE)
     [goal] = [goal for goal in suite.goals if goal.id == case["id"]]
-    planner = Planner(
-        ScriptedLLM([reply["content"] for reply in case["replies"]]),
-        plan_retries=2,
-        syntax=case["syntax"],
-        cross_route=case["cross_route"],
-        numbered_names=case["numbered_names"],
-        retry_with=case["retry_with"],
-    )
+    replies = ScriptedLLM([reply["content"] for reply in case["replies"]])
+    if "preset" in case:  # the preset's settings, and any given beside it
+        settings = PlannerSettings(preset=case["preset"], examples=case.get("examples", "first"))
+        planner = Planner(replies, plan_retries=2, **settings.planner_arguments())
+    else:
+        planner = Planner(
+            replies,
+            plan_retries=2,
+            syntax=case["syntax"],
+            cross_route=case["cross_route"],
+            numbered_names=case["numbered_names"],
+            retry_with=case["retry_with"],
+        )
     engine = Engine(planner=planner, cross_check=True)
     outcome = run_goal(suite, goal, engine, SUITE_FILE.parent, tmp_path / "run.jsonl")
     assert not (outcome.verified and not outcome.correct), (outcome.answer, outcome.expected)

@@ -29,7 +29,8 @@ ExampleChoice = Literal["first", "nearest"]
 # The small-model preset: plans in lines, counts and money named with their numbers, fresh
 # retries (a small model sends a refused plan back unchanged), programs where the words
 # check the answer, the words as the witness, asked again on a disagreement, a greedy loop
-# stopped as it streams. A setting given by its own variable or flag wins over the preset.
+# stopped as it streams, the worked examples nearest the goal's kinds. A setting given by
+# its own variable or flag wins over the preset.
 SMALL_MODEL: MappingProxyType[str, Any] = MappingProxyType(
     {
         "plan_syntax": "lines",
@@ -40,6 +41,7 @@ SMALL_MODEL: MappingProxyType[str, Any] = MappingProxyType(
         "afresh_on_disagreement": True,
         "second_words": True,
         "stop_loops": True,
+        "examples": "nearest",
     }
 )
 # The two settings of the preset that are not the planner's: one answer's token cap (it
