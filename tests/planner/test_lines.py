@@ -165,14 +165,19 @@ def test_the_whole_a_share_is_taken_from_is_no_input_of_the_goal():
     assert result.answer == "44 days (1.1466 TB per day)"
     read = read_inputs(COPY_DAYS, numbered=True)
     numbers = {"link": 1.0, "traffic_share": 0.02}
-    written = read_lines("kept = 1 - 0.02\ngrown = 1 + traffic_share", list(read),
-                         ["calculate"], numbers=numbers, shares=["traffic_share"])  # fmt: skip
+    lines = "kept = 1 - 0.02\ngrown = 1 + traffic_share"
+    written = read_lines(lines, list(read), ["calculate"], numbers=numbers,
+                         shares=["traffic_share"], measured=["link"])  # fmt: skip
     assert [step["args"]["expression"] for step in written["steps"]] == [
         "1 - ${inputs.traffic_share}", "1 + ${inputs.traffic_share}",
     ]  # fmt: skip
     # a 1 that is no whole of a share is still the goal's 1
     alone = read_lines("rate = 1 * 8", list(read), ["calculate"], numbers=numbers)
     assert alone["steps"][0]["args"]["expression"] == "${inputs.link} * 8"
+    # and so is a read 1 of no unit ("1 pie ... ate a third"): it may be the whole itself
+    pie = read_lines("left = 1 - third", ["pie", "third"], ["calculate"],
+                     numbers={"pie": 1.0, "third": 1 / 3}, shares=["third"])  # fmt: skip
+    assert pie["steps"][0]["args"]["expression"] == "${inputs.pie} - ${inputs.third}"
 
 
 def test_a_colon_typed_for_the_equals_sign_is_an_assignment():

@@ -69,6 +69,7 @@ def read_lines(
     choices: Mapping[int, str] | None = None,
     ambiguous: list[Ambiguous] | None = None,
     clocks: Mapping[str, ClockRange] | None = None,
+    measured: Collection[str] = (),
 ) -> dict[str, Any]:
     """The plan a text of lines describes, as the data of a JSON plan.
 
@@ -83,7 +84,8 @@ def read_lines(
     `converted` holds each read quantity's numbers in the goal's other units (0.5 for "50
     cents" beside dollars): a literal that is one of them is listed in `ambiguous` too, its
     exact input, if it has one, read until a choice says otherwise. `clocks` are the read
-    clock ranges by input: ``end - start`` of one's two times is that input.
+    clock ranges by input: ``end - start`` of one's two times is that input. `measured` name
+    the read inputs that have a unit: the 1 of ``1 - share`` is the whole, not "1 Gbps".
     """
     source = code_of(text.replace("\0", ""))  # ast refuses NUL with a ValueError
     try:
@@ -108,6 +110,7 @@ def read_lines(
         reader.converted = converted or {}
         reader.choices = choices or {}
         reader.clocks = clocks or {}
+        reader.measured = set(measured)
         data = reader.read(tree)
         if bound is not None:
             bound += reader.bound
@@ -176,6 +179,7 @@ class _Reader:
         self.answer: str | None = None
         self.unused: list[dict[str, str]] = []
         self.clocks: Mapping[str, ClockRange] = {}
+        self.measured: set[str] = set()  # read inputs with a unit ("1 Gbps")
         self.literals: dict[str, float] = {}  # names given a number alone, as last assigned
         self.clock_ends: set[str] = set()  # names read as a clock range's two times
 
@@ -520,10 +524,13 @@ class _Reader:
         The share is a read one (``lost`` for "12% lost"), by name or by its number. Bound
         to the goal's "1 Gbps link", the whole made a right day's volume, ``link * day *
         utilisation * (1 - traffic)``, Gbps less a share, refused for its units (a transfer
-        goal written for tuning, the 1.5B model).
+        goal written for tuning, the 1.5B model). Only where each read 1 has a unit: the 1
+        of "1 pie ... ate a third" may be the pie, and stays the goal's 1.
         """
         left, right = operation.left, operation.right
         if not isinstance(operation.op, ast.Add | ast.Sub) or _constant_number(left) != 1:
+            return False
+        if any(number == 1 and name not in self.measured for name, number in self.numbers.items()):
             return False
         if isinstance(right, ast.Name):
             return right.id in self.shares

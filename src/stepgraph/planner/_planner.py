@@ -245,6 +245,11 @@ class Planner:
                 choices=choices,
                 ambiguous=ambiguous,
                 clocks=clocks_of(read),
+                measured=[
+                    name
+                    for name, value in read_values(read).items()
+                    if isinstance(value, pint.Quantity)
+                ],
             )
         except LinesError as e:
             return ParsedPlan(None, [PlanProblem(None, str(e))])
