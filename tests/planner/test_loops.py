@@ -29,6 +29,10 @@ def test_a_block_of_lines_written_four_times_in_a_row_is_a_loop():
     # a comment a model writes before every step is no loop: the steps differ
     steps = "".join(f"# calculate\nstep_{n} = a * {n}\n" for n in range(8))
     assert not looping(steps)
+    # only the last lines count: a long answer's loop is found, its start is no loop
+    long = "".join(f"step_{n} = a * {n}\n" for n in range(100_000))
+    assert looping(long + f"{COMMENT}\n\n{LINE}\n\n" * 4)
+    assert not looping(f"{LINE}\n" * 4 + long)
 
 
 def test_the_guard_stops_at_the_fourth_repeat_and_keeps_whole_lines():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 REPEATS = 4  # a block of lines written this many times in a row is a loop
 LONGEST_BLOCK = 6  # lines; a loop of a longer block is left to the token cap
+# The last lines read: a loop of the longest block, with a blank line after each line.
+_TAIL_LINES = 2 * LONGEST_BLOCK * REPEATS
 
 
 class LoopGuard:
@@ -18,14 +20,14 @@ class LoopGuard:
 
     def __init__(self) -> None:
         self.fired = False
-        self._checked = 0  # complete lines already looked at
+        self._seen = -1  # where the last complete line looked at ends
 
     def __call__(self, text: str) -> bool:
-        complete = text.count("\n")
-        if complete == self._checked:  # no new complete line: nothing new to look at
+        end = text.rfind("\n")  # from the end: only the line being written is scanned
+        if end <= self._seen:  # no new complete line: nothing new to look at
             return True
-        self._checked = complete
-        self.fired = looping(text[: text.rfind("\n")])
+        self._seen = end
+        self.fired = looping(text[:end])
         return not self.fired
 
     def cut(self, text: str) -> str:
@@ -34,8 +36,13 @@ class LoopGuard:
 
 
 def looping(text: str) -> bool:
-    """Whether the text's last non-blank lines are one block of lines written `REPEATS` times."""
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    """Whether the text's last non-blank lines are one block of lines written `REPEATS` times.
+
+    Only the text's last lines are read, so a long answer costs no more to look at than a
+    short one (the guard looks at each new line of a streamed answer).
+    """
+    tail = text.rsplit("\n", _TAIL_LINES)[-_TAIL_LINES:]
+    lines = [line.rstrip() for line in tail if line.strip()]
     for size in range(1, LONGEST_BLOCK + 1):
         if len(lines) < size * REPEATS:
             break
