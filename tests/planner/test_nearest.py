@@ -34,6 +34,9 @@ def test_a_transfer_goal_is_shown_the_example_of_its_own_kind_first():
     assert "How many nights does the archive need" in _first_goal(NIGHTS)
     assert "How many minutes does a 90 GB upload take" in _first_goal(COPY_HOURS)
     assert "maintenance window" in _first_goal(WINDOW)
+    # no loss stated: the nights example without one, or `(1 - packets)` is copied
+    no_loss = "A 2 TB archive goes over a 400 Mbps line from 23:00 to 04:00 at 80% utilisation."
+    assert "photo library" in _first_goal(no_loss + " How many nights does it need?")
     # the copy's hours is not shown "which is faster" first: the model copied its min()
     assert "Which is faster" not in _first_goal(COPY_HOURS)
 
@@ -47,7 +50,7 @@ def test_a_goal_alike_only_in_what_it_asks_gets_the_first_examples_in_their_orde
 
 def test_the_kinds_read_are_the_stated_quantities_the_share_the_range_and_what_is_asked():
     assert goal_kinds(NIGHTS) == {
-        "[information]", "[information] / [time]", "[time]", "share", "clock range",
+        "[information]", "[information] / [time]", "[time]", "shares", "clock range",
         "asked a count",
     }  # fmt: skip
     assert goal_kinds(COPY_HOURS) == {

@@ -22,11 +22,16 @@ from stepgraph.verifiers import clock_ranges, is_percent, read_numbers
 def goal_kinds(goal: str) -> frozenset[str]:
     """The kinds of quantity a goal states and asks for: "[information] / [time]", "share"."""
     kinds = set()
+    shares = 0
     for number in read_numbers(goal):
         if number.unit is not None and not number.unit.dimensionless:
             kinds.add(str(number.unit.dimensionality))
         elif is_percent(goal[number.start : number.end]):
-            kinds.add("share")
+            shares += 1
+    if shares:
+        # one share (a utilisation) or more (and a loss): an example with a loss the goal
+        # does not state was copied with it, `(1 - packets)` of no input (tuning nights-3)
+        kinds.add("share" if shares == 1 else "shares")
     asked = asked_unit(goal)
     kinds.add(f"asked {asked.dimensionality}" if asked is not None else "asked a count")
     if clock_ranges(goal):
@@ -53,10 +58,13 @@ def nearest(goal: str, examples: Sequence[dict[str, Any]], limit: int) -> list[d
     return ranked[: max(0, limit)]
 
 
+_SHARES = ("share", "shares")
+
+
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
 def _measured(kinds: frozenset[str]) -> frozenset[str]:
     """The kinds of the quantities stated with a unit, a clock range among them."""
-    return frozenset(kind for kind in kinds if kind != "share" and not kind.startswith("asked"))
+    return frozenset(kind for kind in kinds if kind not in _SHARES and not kind.startswith("asked"))
