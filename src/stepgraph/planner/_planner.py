@@ -58,6 +58,7 @@ from stepgraph.planner._prompt import (
 from stepgraph.planner._read_goal import (
     clocks_of,
     converted_numbers_of,
+    measured_of,
     numbers_of,
     read_inputs,
     read_values,
@@ -245,11 +246,7 @@ class Planner:
                 choices=choices,
                 ambiguous=ambiguous,
                 clocks=clocks_of(read),
-                measured=[
-                    name
-                    for name, value in read_values(read).items()
-                    if isinstance(value, pint.Quantity)
-                ],
+                measured=measured_of(read),
             )
         except LinesError as e:
             return ParsedPlan(None, [PlanProblem(None, str(e))])

@@ -62,12 +62,18 @@ def compact_plan(plan: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
+@cache
+def worked_examples(name: str) -> tuple[dict[str, Any], ...]:
+    """A prompt's worked examples, parsed once: each plan request shows some of them."""
+    return tuple(yaml.safe_load(template(name)))
+
+
 def few_shot(remembered: Sequence[WorkedExample] = ()) -> str:
     """The worked examples, each a goal, its inputs (often none) and the plan.
 
     Remembered plans (`remembered`) come first and take the places of the fixed ones.
     """
-    examples = yaml.safe_load(template("examples.yaml"))
+    examples = worked_examples("examples.yaml")
     parts = [_remembered(example, "json") for example in remembered]
     for example in examples[: max(0, len(examples) - len(parts))]:
         plan = compact_plan(example["plan"])
@@ -95,7 +101,7 @@ def lines_examples(remembered: Sequence[WorkedExample] = (), goal: str | None = 
     Remembered plans (`remembered`) come first and take the places of the fixed ones. With
     a `goal`, the fixed ones shown are those nearest it (`_nearest`), else the first ones.
     """
-    examples = yaml.safe_load(template("examples_lines.yaml"))
+    examples = worked_examples("examples_lines.yaml")
     parts = [_remembered(example, "lines") for example in remembered]
     places = max(0, SHOWN_EXAMPLES - len(parts))
     chosen = nearest(goal, examples, places) if goal is not None else examples[:places]

@@ -421,6 +421,11 @@ def shares_of(read: Mapping[str, GroundedInput]) -> list[str]:
     ]
 
 
+def measured_of(read: Mapping[str, GroundedInput]) -> list[str]:
+    """The read inputs that have a unit ("1 Gbps", "6 h"), not counts or shares."""
+    return [name for name, value in read_values(read).items() if isinstance(value, pint.Quantity)]
+
+
 def clocks_of(read: Mapping[str, GroundedInput]) -> dict[str, ClockRange]:
     """The read inputs that are clock ranges ("1 to 5 PM"), each with its two times."""
     found = {}
