@@ -1,8 +1,20 @@
 """An answer that loops is stopped while it streams, over HTTP, instead of at the token cap."""
 
-from benchmarks._chat_server import ChatStreamServer
+import pytest
+from benchmarks._chat_server import ChatStreamServer, tokens
 
-from stepgraph import Engine, LLMSettings, OpenAIClient, Planner, RunStatus, Task, replay
+from stepgraph import (
+    Budget,
+    BudgetExceededError,
+    Engine,
+    LLMSettings,
+    OpenAIClient,
+    Planner,
+    RunStatus,
+    Task,
+    replay,
+)
+from stepgraph.engine import RunOptions
 from stepgraph.journal import read_journal
 from stepgraph.planner._loops import LoopGuard, looping
 
@@ -72,6 +84,42 @@ def test_a_looping_answer_is_stopped_while_it_streams_and_the_next_attempt_answe
     assert journal.of_kind("run.start")[0].config.stop_loops is True
     report = replay(path)
     assert report.identical, [str(d) for d in report.divergences]
+
+
+def _pieces_to_the_stop(answer: str) -> int:
+    """How many of the server's pieces a reader has when the guard stops the answer."""
+    guard, text = LoopGuard(), ""
+    for count, piece in enumerate(tokens(answer), start=1):
+        text += piece
+        if not guard(text):
+            return count
+    raise AssertionError("the answer does not loop")
+
+
+def test_a_stopped_answer_counts_the_tokens_it_streamed(tmp_path):
+    """The server's counts come on a last chunk, which a stopped stream never reads."""
+    path = tmp_path / "j.jsonl"
+    with ChatStreamServer([LOOP, PLAN], tokens_per_second=2_000) as server:
+        Engine(planner=_planner(server, stop_loops=True)).run(Task(goal=GOAL), journal=path)
+    stopped, answered = read_journal(path).of_kind("llm.response")[:2]
+    read = _pieces_to_the_stop(LOOP)
+    assert stopped.stream == "stopped" and server.served[0].sent >= read > 100
+    assert stopped.usage == {"completion_tokens": read, "streamed_pieces": read}
+    # a stream that ran to its end has the server's own counts, prompt tokens too
+    assert answered.usage["prompt_tokens"] == 100 and "streamed_pieces" not in answered.usage
+
+
+def test_a_completion_token_budget_binds_a_stopped_answer(tmp_path):
+    """Before, a stopped answer counted 0 tokens: a loop could run past the limit unseen."""
+    path = tmp_path / "j.jsonl"
+    budget = RunOptions(budget=Budget(completion_tokens=100))
+    with ChatStreamServer([LOOP, PLAN], tokens_per_second=2_000) as server:
+        engine = Engine(planner=_planner(server, stop_loops=True))
+        with pytest.raises(BudgetExceededError) as caught:
+            engine.run(Task(goal=GOAL), journal=path, options=budget)
+    assert caught.value.limit == "completion_tokens"
+    assert caught.value.usage["completion_tokens"] == _pieces_to_the_stop(LOOP)
+    assert len(server.served) == 1  # the next plan was never asked for
 
 
 def test_without_the_setting_the_loop_is_read_to_its_end(tmp_path):

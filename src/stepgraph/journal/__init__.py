@@ -2,6 +2,7 @@
 
 from stepgraph.journal._digest import LARGE_JOURNAL, Decided, RunDigest, Verdict, digest
 from stepgraph.journal._events import (
+    STREAMED_PIECES,
     Action,
     AnswerEvent,
     BudgetExceeded,
@@ -67,6 +68,7 @@ __all__ = [
     "LLMResponse",
     "LLMReused",
     "LLMUnused",
+    "STREAMED_PIECES",
     "Listener",
     "NullJournal",
     "ObservationEvent",

@@ -258,6 +258,14 @@ class LLMRequest(JournalEvent):
     server_port: int | None = None
 
 
+STREAMED_PIECES = "streamed_pieces"
+"""A usage key: the server told no counts, so the engine counted the pieces it streamed.
+
+Each piece is at least one token (OpenAI and llama.cpp's server stream one a piece), so its
+``completion_tokens`` are exact or low; the prompt's tokens are unknown.
+"""
+
+
 class LLMResponse(JournalEvent):
     """The model's answer with its cost: full text, token usage, latency, SDK retries."""
 
@@ -290,7 +298,8 @@ class LLMUnused(JournalEvent):
     event: Literal["llm.unused"] = "llm.unused"
     purpose: str
     text: str = ""  # what had come back when it was stopped
-    usage: dict[str, int] = Field(default_factory=dict)  # empty: a stopped stream tells none
+    # A stopped stream's usage is its pieces, counted (a "streamed_pieces" key says so).
+    usage: dict[str, int] = Field(default_factory=dict)
     latency_ms: float | None = None  # None: no answer came back at all
     model: str | None = None
     reason: str

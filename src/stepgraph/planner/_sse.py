@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from stepgraph.exceptions import LLMError
+from stepgraph.journal import STREAMED_PIECES
 
 if TYPE_CHECKING:
     import openai
@@ -44,7 +45,8 @@ def stream_completion(
     A server that ignores ``stream`` and answers with one JSON body is read whole, and
     `on_text` gets the whole answer at once (outcome "not streamed"). The token usage is
     asked for (``stream_options.include_usage``, which budgets count); a server that
-    refuses the option is asked again without it, and its usage stays unknown. Errors of
+    refuses the option is asked again without it. Where no usage came (that server, or a
+    stream stopped before its last chunk) the pieces read are counted. Errors of
     status, connection and timeout are the SDK's, for the caller's retries.
     """
     import openai  # here, not at import time: `stepgraph --help` need not load the SDK
@@ -94,7 +96,14 @@ def stream_completion(
     finally:
         stream.close()  # a stopped stream tells the server to stop generating
     reply.text = "".join(pieces)
+    if not reply.usage and pieces:  # stopped before the last chunk, or a server that sends none
+        reply.usage = counted_usage(len(pieces))
     return reply
+
+
+def counted_usage(pieces: int) -> dict[str, int]:
+    """The usage of a stream that told none: its pieces, each at least one token."""
+    return {"completion_tokens": pieces, STREAMED_PIECES: pieces}
 
 
 def _counts(usage: dict[str, Any]) -> dict[str, int]:

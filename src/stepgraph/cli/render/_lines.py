@@ -15,6 +15,7 @@ from typing import Any
 from rich.text import Text
 
 from stepgraph.journal import (
+    STREAMED_PIECES,
     Action,
     AnswerEvent,
     BudgetExceeded,
@@ -123,7 +124,7 @@ def _llm_request(event: LLMRequest) -> Text:
 
 @render_event.register
 def _llm_response(event: LLMResponse) -> Text:
-    said = [", ".join(f"{k} {v}" for k, v in event.usage.items())] if event.usage else []
+    said = [_usage(event.usage)] if event.usage else []
     if event.stream:  # a streamed answer: complete, stopped at an invalid step, not streamed
         said.append(f"streamed: {event.stream}")
     took = f"{event.latency_ms:.0f} ms"
@@ -133,9 +134,15 @@ def _llm_response(event: LLMResponse) -> Text:
     )
 
 
+def _usage(usage: dict[str, int]) -> str:
+    if STREAMED_PIECES in usage:  # the server told none: the engine counted the stream
+        return f"completion_tokens {usage['completion_tokens']} (counted as streamed)"
+    return ", ".join(f"{key} {value}" for key, value in usage.items())
+
+
 @render_event.register
 def _llm_unused(event: LLMUnused) -> Text:
-    said = ", ".join(f"{k} {v}" for k, v in event.usage.items()) or "no usage reported"
+    said = _usage(event.usage) if event.usage else "no usage reported"
     return Text(f"model ({event.purpose}, asked ahead, not used): {said}", style="dim")
 
 
