@@ -225,6 +225,16 @@ def answer_target(plan: StepGraph, execution: Execution, prepared: PreparedTask)
     return first if first is not None else (ran[-1] if ran else None)
 
 
+def answer_values(plan: StepGraph, execution: Execution, prepared: PreparedTask) -> list[Any]:
+    """The values the answer reports: its template's steps in order, else the target's."""
+    template = prepared.answer or plan.answer
+    ids = [step.id for step in plan.steps if step.id in execution.values]
+    named = [r.step for r in find_references(template or "") if r.step in ids]
+    target = answer_target(plan, execution, prepared)
+    steps = list(dict.fromkeys(named)) or ([target] if target in execution.values else [])
+    return [execution.values[step] for step in steps]
+
+
 def answer_steps(
     task: PreparedTask, plan: StepGraph, execution: Execution, sources: dict[str, str]
 ) -> set[str]:

@@ -19,10 +19,12 @@ from stepgraph.engine._answer import (
     answer_sources,
     answer_steps,
     answer_target,
+    answer_values,
     compose_answer,
     failures_of,
 )
 from stepgraph.engine._approval import RunParked, tool_fingerprints
+from stepgraph.engine._asked import answer_kind
 from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cancel import CANCELLED, cancelled_event
 from stepgraph.engine._counts import whole_count
@@ -112,12 +114,14 @@ class RunSession:
         # The task's plan as `run.start` dumped it, for `plan.proposed` (one dump, not two).
         self._task_plan_dump: dict[str, Any] | None = None
 
-    def _whole_count(self, plan: StepGraph, execution: Execution) -> Verdict | None:
-        """A failed verdict where the goal needs whole things and the answer is a fraction."""
+    def _answer_verdicts(self, plan: StepGraph, execution: Execution) -> list[Verdict]:
+        """Failed verdicts on the answer: a fraction of needed things, nothing of the kind asked."""
+        goal, verdicts = self.prepared.task.goal, []
         target = answer_target(plan, execution, self.prepared)
-        if target is None or target not in execution.values:
-            return None
-        return whole_count(self.prepared.task.goal, execution.values[target])
+        if target is not None and target in execution.values:
+            verdicts.append(whole_count(goal, execution.values[target]))
+        verdicts.append(answer_kind(goal, answer_values(plan, execution, self.prepared)))
+        return [verdict for verdict in verdicts if verdict is not None]
 
     def _held_to_goal(self, plan: StepGraph) -> bool:
         """Whether the goal-number coverage verdict applies to this plan.
@@ -492,8 +496,7 @@ class RunSession:
             effect = answer_effect(plan, execution, self.prepared) if coverage else None
             if effect is not None and coverage is not None and coverage.passed:
                 verdicts.append(effect)  # named by a step, yet the answer ignores it
-            if (count := self._whole_count(plan, execution)) is not None:
-                verdicts.append(count)
+            verdicts.extend(self._answer_verdicts(plan, execution))
         self._journal_verdicts(verdicts)
         return execution, verdicts
 

@@ -282,14 +282,19 @@ _ASKED = (
 _QUESTION = re.compile(r"(?:[^.?!]|(?<=\d)\.(?=\d))*\?")  # "4.7 GB" ends no sentence
 
 
+def the_question(goal: str) -> str | None:
+    """The goal's question: its last sentence that ends with "?"; None where it asks none."""
+    questions = _QUESTION.findall(goal)
+    return questions[-1] if questions else None
+
+
 def asked_unit(goal: str) -> pint.Unit | None:
     """The physical unit the goal's question wants its answer in; None if it names none.
 
     A count ("How many nights") is no such unit: a unit of measure or money, so a value can
     be shown and compared in it ("How many GB arrive" of a value in Mbit·h/s).
     """
-    questions = _QUESTION.findall(goal)
-    text = questions[-1] if questions else goal
+    text = the_question(goal) or goal
     found: list[pint.Unit] = []
     for pattern in _ASKED:
         for match in pattern.finditer(text):
@@ -324,8 +329,8 @@ def asked_time_of_day(goal: str) -> str | None:
     """The goal's words that ask for a time of day ("What time"), or None."""
     if match := _TIME_OF_DAY_ASKED.search(goal):
         return match.group(0)
-    questions = _QUESTION.findall(goal)
-    when = _WHEN.search(questions[-1]) if questions else None
+    question = the_question(goal)
+    when = _WHEN.search(question) if question else None
     return when.group(0) if when and lone_times(goal) else None
 
 
@@ -343,10 +348,10 @@ def asked_count(goal: str) -> str | None:
     None where the question counts a unit of measure ("how many hours", "how many cups"):
     those are quantities, and a fraction of one is an answer.
     """
-    questions = _QUESTION.findall(goal)
-    if not questions or not _NEEDED.search(questions[-1]):
+    question = the_question(goal)
+    if question is None or not _NEEDED.search(question):
         return None
-    match = _HOW_MANY.search(questions[-1])
+    match = _HOW_MANY.search(question)
     if match is None:
         return None
     noun = match.group("noun")
