@@ -5,7 +5,15 @@ from collections import Counter
 
 import pytest
 
-from stepgraph import Engine, PlannerNotConfiguredError, PlanningError, RunStatus, Task, tool
+from stepgraph import (
+    Engine,
+    PlannerNotConfiguredError,
+    PlanningError,
+    RunStatus,
+    Task,
+    replay,
+    tool,
+)
 from stepgraph.journal import read_journal
 from stepgraph.planner import Planner
 from stepgraph.testing import ScriptedLLM
@@ -104,6 +112,35 @@ def test_the_same_failing_call_is_refused_after_two_runs(tmp_path):
     last = [e for e in journal.of_kind("observation")][-1]
     assert last.error == "refused: this call already ran 2 times without success"
     assert len(journal.of_kind("plan.repair")) == 2
+
+
+def test_a_refused_call_after_a_reused_step_is_not_run_all_the_same(tmp_path):
+    """Held-out GSM8K 1016: the loop guard refused the call, and it ran a third time anyway,
+    for the reused step before it had queued it; the journal then held two observations of
+    the step, and its replay diverged."""
+    calls = []
+
+    @tool
+    def always_fails(x: int) -> int:
+        """Fail every time."""
+        calls.append(x)
+        raise RuntimeError("broken backend")
+
+    steps = [
+        {"id": "x", "tool": "calculate", "args": {"expression": "1"}},
+        {"id": "a", "tool": "always_fails", "args": {"x": "${x}"}},
+    ]
+    same = json.dumps({"steps": steps, "answer": "${a}"})
+    result, journal, _ = run([same, same, same], tmp_path, tools=[always_fails], repair_rounds=2)
+    assert calls == [1, 1]
+    assert result.status is RunStatus.STEP_FAILED
+    errors = [e.error for e in journal.of_kind("observation") if e.step == "a"]
+    assert errors == ["RuntimeError: broken backend"] * 2 + [
+        "refused: this call already ran 2 times without success"
+    ]
+    assert actions_per_step(journal)["a"] == 2
+    report = replay(tmp_path / "j.jsonl", tools=[always_fails])
+    assert report.identical, [str(d) for d in report.divergences]
 
 
 def test_repair_rounds_are_bounded(tmp_path):

@@ -203,7 +203,7 @@ class Scheduler:
                     record = self.result.record(step.id)
                     record.state, record.error = StepState.SKIPPED, reason
                     self.journal.emit(StepSkipped(step=step.id, reason=reason))
-                elif self._waiting[step.id] == 0:
+                elif self._waiting[step.id] == 0 and not self._settled(step.id):
                     self._ready.append(step.id)
 
     def _has_value(self, step_id: str) -> bool:
@@ -401,9 +401,11 @@ class Scheduler:
                     self._ready.append(successor)
 
     def _settled(self, step_id: str) -> bool:
-        """Reused, failed or skipped already: never to be launched."""
+        """Reused, refused, failed or skipped already: never to be launched."""
         result = self.result
-        if step_id in self._reused:  # perhaps not completed yet, but never to be launched
+        # Perhaps not recorded yet (the reused complete first, and free their successors),
+        # but never to be launched: a refused call ran a third time (held-out GSM8K 1016).
+        if step_id in self._reused or step_id in self._refused:
             return True
         record = result.records.get(step_id)
         return record is not None and record.state in _SETTLED
