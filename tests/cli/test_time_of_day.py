@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from stepgraph import replay
 from stepgraph.journal import read_journal
 from stepgraph.planner import asked_time_of_day
 from tests.conftest import invoke
@@ -52,6 +53,9 @@ def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
     if command == "run":
         (end,) = read_journal(tmp_path / "run.jsonl").of_kind("run.end")
         assert end.status == "invalid"
+        # no answer was recorded, yet the run had a planner: the replay refuses it again
+        report = replay(tmp_path / "run.jsonl")
+        assert report.identical, (report.error, [str(d) for d in report.divergences])
 
 
 @pytest.mark.parametrize(

@@ -456,6 +456,9 @@ def _run_again(
 ) -> bool:
     """Run the recorded task again into `report`; False if the task cannot be rebuilt."""
     texts = recording.llm_texts()
+    # A run refused before its first model call ("What time ...?") had a planner all the
+    # same, and its replay must be refused the same way, not for want of one.
+    planned = bool(texts) or recording.start.config.plan_retries is not None
     # MCP tools come from the record: stand-ins that never call a server, unless tools run live.
     offline = not live and from_step is None
     mcp_tools = recording.start.mcp_tools
@@ -488,7 +491,7 @@ def _run_again(
             examples=recording.start.config.examples or "first",
             stop_loops=bool(recording.start.config.stop_loops),
         )
-        if texts
+        if planned
         else None,
         stream=recording.start.config.stream,
         backend=backend,
