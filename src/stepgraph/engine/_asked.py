@@ -78,7 +78,7 @@ def answer_kind(goal: str, values: Sequence[Any]) -> Verdict | None:
     if asked is None or not values or any(_fits(value, asked) for value in values):
         return None
     shown = ", ".join(format_value(value) for value in values)
-    kinds = ", ".join(dict.fromkeys(str(_measured(value.units)) for value in values))
+    kinds = ", ".join(dict.fromkeys(str(_measured(value)) for value in values))
     return Verdict(
         kind=VerdictKind.ANSWER,
         passed=False,
@@ -93,14 +93,14 @@ def _fits(value: Any, asked: Asked) -> bool:
     """A plain number fits any question (a plan without units cannot be told)."""
     if not isinstance(value, pint.Quantity):
         return True
-    dimension = _measured(value.units)
+    dimension = _measured(value)
     return dimension == registry().dimensionless.dimensionality or dimension in asked.dimensions
 
 
-def _measured(units: Any) -> Any:
-    """The dimension of `units` without its count nouns: 3 tiles/min is a 1 / [time]."""
-    kept = [(name, power) for name, power in units._units.items() if not is_count_unit(name)]
+def _measured(value: Any) -> Any:
+    """The dimension of a quantity without its count nouns: 3 tiles/min is a 1 / [time]."""
     unit = registry().dimensionless
-    for name, power in kept:
-        unit *= registry().Unit(name) ** power
+    for name, power in value.unit_items():
+        if not is_count_unit(name):
+            unit *= registry().Unit(name) ** power
     return unit.dimensionality
