@@ -3,9 +3,8 @@
 import pytest
 
 from stepgraph.engine._asked import answer_kind, asked_kind
-from stepgraph.evaluation import Suite, run_goal
 from stepgraph.units import parse_quantity
-from tests.engine.test_whole_count import Engine, Planner, Programs
+from tests.engine._programs import run_programs
 
 # GSM8K train 957: the model's program, verified with 135 1/min before (recorded replies)
 GRILL = (
@@ -71,32 +70,19 @@ def test_a_plain_number_and_count_nouns_are_no_other_kind():
     assert asked_kind("How many apples does she have?") is None
 
 
-def _run(programs: list[str], tmp_path):
-    words = "60 * 3 = 180 coals; 180 / 15 = 12 burns; 12 * 20 = 240 minutes.\nANSWER: 240"
-    planner = Planner(
-        Programs(programs, words), syntax="lines", numbered_names=True,
-        cross_route="worked-code", program_only=True, retry_with="fresh",
-    )  # fmt: skip
-    suite = Suite(name="g", goals=[{"id": "grill", "goal": GRILL, "expect": "240 min"}])
-    engine = Engine(planner=planner, cross_check=True)
-    return run_goal(suite, suite.goals[0], engine, tmp_path, tmp_path / "r.jsonl"), planner
+WORDS = "60 * 3 = 180 coals; 180 / 15 = 12 burns; 12 * 20 = 240 minutes.\nANSWER: 240"
 
 
 def test_a_rate_for_how_long_is_refused_and_the_next_program_verifies(tmp_path):
-    outcome, planner = _run([COALS_OVER_MINUTES, MINUTES], tmp_path)
+    programs = [COALS_OVER_MINUTES, MINUTES]
+    outcome, model = run_programs(GRILL, "240 min", programs, WORDS, tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
-    assert planner.client.programs == []  # the second program was asked for
+    assert model.programs == []  # the second program was asked for
 
 
 def test_a_rate_for_how_long_is_never_verified(tmp_path):
     """Before, the program's 135 1/min was verified where the words said 135 as well."""
     words = "15 coals every 20 minutes, 180 coals: 180 * 15 / 20 = 135.\nANSWER: 135"
-    planner = Planner(
-        Programs([COALS_OVER_MINUTES] * 3, words), syntax="lines", numbered_names=True,
-        cross_route="worked-code", program_only=True, retry_with="fresh",
-    )  # fmt: skip
-    suite = Suite(name="g", goals=[{"id": "grill", "goal": GRILL, "expect": 135}])
-    outcome = run_goal(suite, suite.goals[0], Engine(planner=planner, cross_check=True),
-                       tmp_path, tmp_path / "r.jsonl")  # fmt: skip
+    outcome, _ = run_programs(GRILL, 135, [COALS_OVER_MINUTES] * 3, words, tmp_path)
     assert not outcome.verified
     assert "another kind" in str(outcome.error) + (outcome.answer or "")

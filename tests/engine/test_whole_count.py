@@ -2,13 +2,9 @@
 
 import pytest
 
-from stepgraph import Engine, Planner
 from stepgraph.engine._counts import whole_count
-from stepgraph.evaluation import Suite, run_goal
-from stepgraph.planner._client import LLMReply, Message
-from stepgraph.planner._prompt import render
 from stepgraph.planner._read_goal import asked_count
-from stepgraph.testing import ScriptedLLM
+from tests.engine._programs import run_programs
 
 PRINTERS = (
     "A print job of 20,000 pages must finish within 2 hours. Each printer prints 25 pages "
@@ -28,22 +24,6 @@ per_minute = 25
 print(math.ceil(pages / (per_minute * minutes)))
 ```"""
 WORDS = "One printer prints 25 * 120 = 3000 pages; 20000 / 3000 = 6.67, so 7.\nANSWER: 7"
-
-
-class Programs(ScriptedLLM):
-    """Each program request gets the next program; the worked answer gets `words`."""
-
-    def __init__(self, programs: list[str], words: str) -> None:
-        super().__init__([])
-        self.programs, self.words = list(programs), words
-
-    def complete(
-        self, messages: list[Message], *, schema: dict | None = None, attempt: int = 1
-    ) -> LLMReply:
-        self.requests.append([dict(message) for message in messages])
-        is_program = messages[0]["content"] == render("program.md")
-        text = self.programs.pop(0) if is_program and self.programs else self.words
-        return LLMReply(text=text, usage={}, mode="text", model="scripted")
 
 
 @pytest.mark.parametrize(
@@ -76,21 +56,14 @@ def test_float_noise_on_a_whole_count_is_no_fraction_but_a_millionth_is():
 
 
 def _run(programs: list[str], tmp_path):
-    planner = Planner(
-        Programs(programs, WORDS), syntax="lines", numbered_names=True,
-        cross_route="worked-code", program_only=True, retry_with="fresh",
-        afresh_on_disagreement=True,
-    )  # fmt: skip
-    suite = Suite(name="p", goals=[{"id": "g", "goal": PRINTERS, "expect": 7}])
-    engine = Engine(planner=planner, cross_check=True)
-    return run_goal(suite, suite.goals[0], engine, tmp_path, tmp_path / "r.jsonl"), planner
+    return run_programs(PRINTERS, 7, programs, WORDS, tmp_path, afresh_on_disagreement=True)
 
 
 def test_a_program_that_stops_at_a_fraction_of_a_printer_is_asked_again(tmp_path):
     """The suite's printers-needed: 6.67 printers against the words' 7, unverified each time."""
-    outcome, planner = _run([DIVIDED, ROUNDED_UP], tmp_path)
+    outcome, model = _run([DIVIDED, ROUNDED_UP], tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
-    assert planner.client.programs == []  # the second program was asked for
+    assert model.programs == []  # the second program was asked for
 
 
 def test_a_fraction_of_a_printer_is_never_verified(tmp_path):
