@@ -241,10 +241,11 @@ def _buses(tmp_path, replies, **planner):
 
 
 def test_words_that_disagree_ask_for_a_fresh_plan_held_to_the_same_words(tmp_path):
-    floor_plan = _plan(("buses", "floor(350 / 48)"), answer="${buses} buses")
+    # rounded to the nearest: a floor would drop a remainder, which a verdict refuses first
+    nearest = _plan(("buses", "round(350 / 48)"), answer="${buses} buses")
     ceil_plan = _plan(("buses", "ceil(350 / 48)"), answer="${buses} buses")
     result, model, path = _buses(
-        tmp_path, [floor_plan, WORDS_8, ceil_plan], afresh_on_disagreement=True
+        tmp_path, [nearest, WORDS_8, ceil_plan], afresh_on_disagreement=True
     )
     assert result.status is RunStatus.VERIFIED and result.answer == "8 buses"
     assert "a fresh plan: the model's own worked answer, in words, now agrees" in (
@@ -253,20 +254,20 @@ def test_words_that_disagree_ask_for_a_fresh_plan_held_to_the_same_words(tmp_pat
     journal = read_journal(path)
     assert [e.purpose for e in journal.of_kind("llm.request")] == ["plan", "worked", "repair"]
     fresh = json.dumps(model.requests[2][1:])  # after the system prompt: the goal, a note
-    assert "floor" not in fresh and "ANSWER" not in fresh and "7.29" not in fresh  # no copy
+    assert "round" not in fresh and "ANSWER" not in fresh and "7.29" not in fresh  # no copy
     assert replay(path).identical
 
 
 def test_without_the_setting_the_words_disagreeing_end_the_run_unverified(tmp_path):
-    floor_plan = _plan(("buses", "floor(350 / 48)"), answer="${buses} buses")
-    result, model, _ = _buses(tmp_path, [floor_plan, WORDS_8])
+    nearest = _plan(("buses", "round(350 / 48)"), answer="${buses} buses")
+    result, model, _ = _buses(tmp_path, [nearest, WORDS_8])
     assert result.status is RunStatus.UNVERIFIED and len(model.requests) == 2
 
 
 def test_a_fresh_plan_that_still_disagrees_leaves_the_run_unverified(tmp_path):
-    floor_plan = _plan(("buses", "floor(350 / 48)"), answer="${buses} buses")
-    other = _plan(("buses", "round(350 / 48)"), answer="${buses} buses")
-    replies = [floor_plan, WORDS_8, other, floor_plan]  # the last repeats the first: stop
+    nearest = _plan(("buses", "round(350 / 48)"), answer="${buses} buses")
+    other = _plan(("buses", "round(350 / 48)"), answer="about ${buses} buses")
+    replies = [nearest, WORDS_8, other, nearest]  # the last repeats the first: stop
     result, model, _ = _buses(tmp_path, replies, afresh_on_disagreement=True)
     assert result.status is RunStatus.UNVERIFIED
     assert "still disagrees" in _cross(result).description

@@ -16,7 +16,8 @@ Two things a user relies on are held here:
   program and is not verified is a program read as something else;
 - a right program the engine reads right today (`read_right`: its answer was the
   dataset's) stays read right: each was won by a reading fix, and losing one is a
-  regression.
+  regression. A program whose number is the dataset's by luck (`right_by_luck`, with why:
+  27 // 8 for 27 / 9) is no right program: it is refused.
 """
 
 import json
@@ -104,3 +105,11 @@ def test_a_right_program_read_right_stays_read_right(case, tmp_path):
     outcome = _run(case, tmp_path)
     assert outcome.error_kind != "invalid", outcome.error
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(case, id=case["id"]) for case in CASES if case.get("right_by_luck")]
+)
+def test_a_program_right_by_luck_is_not_verified(case, tmp_path):
+    outcome = _run(case, tmp_path)
+    assert not outcome.verified, (case["right_by_luck"], outcome.answer)

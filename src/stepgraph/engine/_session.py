@@ -35,6 +35,7 @@ from stepgraph.engine._cross import (
     compare_with_words,
     cross_check,
 )
+from stepgraph.engine._floors import dropped_remainders
 from stepgraph.engine._gate import ApprovalGate
 from stepgraph.engine._ledger import CallLedger
 from stepgraph.engine._options import RunConfig, RunOptions, require_planner
@@ -115,12 +116,13 @@ class RunSession:
         self._task_plan_dump: dict[str, Any] | None = None
 
     def _answer_verdicts(self, plan: StepGraph, execution: Execution) -> list[Verdict]:
-        """Failed verdicts on the answer: a fraction of needed things, nothing of the kind asked."""
+        """Failed verdicts: a fraction of things needed, no value of the kind asked, a floor."""
         goal, verdicts = self.prepared.task.goal, []
         target = answer_target(plan, execution, self.prepared)
         if target is not None and target in execution.values:
             verdicts.append(whole_count(goal, execution.values[target]))
         verdicts.append(answer_kind(goal, answer_values(plan, execution, self.prepared)))
+        verdicts.append(dropped_remainders(goal, plan.steps, execution.actions))
         return [verdict for verdict in verdicts if verdict is not None]
 
     def _held_to_goal(self, plan: StepGraph) -> bool:
