@@ -40,9 +40,7 @@ def dropped_remainders(
         return None
     for step in steps:
         expression = actions.get(step.id, {}).get("expression")
-        if step.tool != "calculate" or expression is None:
-            continue
-        dropped = _dropped(expression)
+        dropped = _dropped(expression) if step.tool == "calculate" and expression else None
         if dropped is not None:
             written, quotient = dropped
             return Verdict(

@@ -298,7 +298,7 @@ class LLMUnused(JournalEvent):
     event: Literal["llm.unused"] = "llm.unused"
     purpose: str
     text: str = ""  # what had come back when it was stopped
-    # A stopped stream's usage is its pieces, counted (a "streamed_pieces" key says so).
+    # A stopped stream's usage is its pieces, counted (`STREAMED_PIECES` says so).
     usage: dict[str, int] = Field(default_factory=dict)
     latency_ms: float | None = None  # None: no answer came back at all
     model: str | None = None

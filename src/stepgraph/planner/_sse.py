@@ -97,11 +97,11 @@ def stream_completion(
         stream.close()  # a stopped stream tells the server to stop generating
     reply.text = "".join(pieces)
     if not reply.usage and pieces:  # stopped before the last chunk, or a server that sends none
-        reply.usage = counted_usage(len(pieces))
+        reply.usage = _counted_usage(len(pieces))
     return reply
 
 
-def counted_usage(pieces: int) -> dict[str, int]:
+def _counted_usage(pieces: int) -> dict[str, int]:
     """The usage of a stream that told none: its pieces, each at least one token."""
     return {"completion_tokens": pieces, STREAMED_PIECES: pieces}
 
