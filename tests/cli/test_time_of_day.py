@@ -56,6 +56,12 @@ def test_a_time_of_day_asked_is_refused_before_the_model_is_asked(
         # no answer was recorded, yet the run had a planner: the replay refuses it again
         report = replay(tmp_path / "run.jsonl")
         assert report.identical, (report.error, [str(d) for d in report.divergences])
+        # a journal edited to say the refused run verified is not replayed as identical
+        forged = tmp_path / "forged.jsonl"
+        text = (tmp_path / "run.jsonl").read_text()
+        forged.write_text(text.replace('"status":"invalid"', '"status":"verified"'))
+        assert '"status":"verified"' in forged.read_text()
+        assert not replay(forged).identical
 
 
 @pytest.mark.parametrize(
