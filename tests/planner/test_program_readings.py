@@ -290,6 +290,27 @@ def test_a_sum_of_another_number_of_members_leaves_the_count_unused(total):
     assert any("'four'" in str(problem) for problem in parsed.problems), parsed.problems
 
 
+AQUARIUMS = (
+    "Bobby has an aquarium with twice as many fish as Sarah's has.  Sarah has 5 more fish in "
+    "her aquarium than Tony does.  Tony has 3 times as many fish in his aquarium as Billy does."
+    "  Billy has 10 fish.  How many fish do all 4 people have put together?"
+)
+AQUARIUM_PROGRAM = (
+    "billy_fish = 10\ntony_fish = 3 * billy_fish\nsarah_fish = tony_fish + 5\n"
+    "sarah_fish = tony_fish + 5\nbobby_fish = 2 * sarah_fish\n"
+)
+
+
+def test_a_member_computed_twice_is_still_one_member_of_the_count(tmp_path):
+    """Train 4697: Sarah's fish written two times; the sum of the four people uses "4"."""
+    total = "print(billy_fish + tony_fish + sarah_fish + bobby_fish)"
+    program = f"```python\n{AQUARIUM_PROGRAM}{total}\n```"
+    _verified(AQUARIUMS, 145, program, "10 + 30 + 35 + 70 = 145.\nANSWER: 145", tmp_path)
+    twice = "print(billy_fish + tony_fish + sarah_fish + sarah_fish)"  # Bobby left out
+    refused = _parsed(AQUARIUMS, f"```python\n{AQUARIUM_PROGRAM}{twice}\n```")
+    assert any("'4'" in str(problem) for problem in refused.problems), refused.problems
+
+
 def test_terms_named_for_what_the_goal_counts_use_the_count():
     """Train 1883: "2 smaller bags" added as the bag twice; two other things do not count."""
     goal = (

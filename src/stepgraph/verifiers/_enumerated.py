@@ -34,7 +34,7 @@ def enumerated(numbers: list[GoalNumber], goal: str, plan: StepGraph) -> list[Go
     a program that forgot to double each bed adds them just so (GSM8K train 1184). The same
     count of the same thing said twice ("three friends ... the three friends") is one.
     """
-    sums = _sums(plan)
+    sums = _as_written(_sums(plan), {step.id for step in plan.steps})
     fits = {id(number): _fitting(number, goal, sums) for number in numbers}
     claims: dict[int, set[tuple[float, str]]] = {}
     for number in numbers:  # the same count of the same thing, said twice, is one claim
@@ -87,6 +87,21 @@ def _sums(plan: StepGraph) -> list[list[str]]:
             if isinstance(node, ast.BinOp) and _is_sum(node) and not _is_sum(parents.get(node)):
                 found.append([t.id if isinstance(t, ast.Name) else "" for t in _terms(node)])
     return found
+
+
+def _as_written(sums: list[list[str]], ids: set[str]) -> list[list[str]]:
+    """Each term by the name the plan wrote: `sarah_fish_2` is `sarah_fish` assigned again.
+
+    A program that computes a value twice (GSM8K train 4697: Sarah's fish, the line written
+    two times) adds the second, which the lines reader names `sarah_fish_2`; as a member it
+    is Sarah's fish, one of "all 4 people".
+    """
+    return [[_first_name(term, ids) for term in terms] for terms in sums]
+
+
+def _first_name(term: str, ids: set[str]) -> str:
+    base, _, number = term.rpartition("_")
+    return base if number.isdigit() and int(number) >= 2 and base in ids else term
 
 
 def _is_sum(node: ast.AST | None) -> bool:
