@@ -32,6 +32,7 @@ from stepgraph.exceptions import UnitError
 from stepgraph.units import is_count_unit, parse_unit, quantity
 from stepgraph.verifiers._clock import HALF_DAY, clock_ranges
 from stepgraph.verifiers._everyday import is_everyday
+from stepgraph.verifiers._weekdays import weekday_ranges
 
 # "3/5 of the remaining cats": one share, 0.6 (GSM8K plans read 3 and 5 apart and
 # multiplied them). Not a date (3/15/2024) and not "24/7".
@@ -140,6 +141,7 @@ class GoalNumber:
     complement: bool = False  # a percentage whose words say 1 - share is meant too
     required: bool = True  # coverage asks for it; "the 3rd floor" names which floor
     label: bool = False  # a name, not a quantity ("Book 1", "the 4th graders"): never read
+    days: int | None = None  # "from Monday to Thursday" is 4 days
 
 
 # Words that say a share is taken away, or that the rest is what counts: only beside one
@@ -219,6 +221,13 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         hours = clock.hours
         found.append(GoalNumber(written, hours, clock.end, False, hours, [hours]))
         ranges.append((clock.start, clock.end))
+    for week in weekday_ranges(text):
+        # not required: a story may name the days it tells of and count nothing by them
+        days = week.days
+        written = text[week.start : week.end]
+        found.append(
+            GoalNumber(written, days, week.end, accepted=[days], required=False, days=days)
+        )
     for match in _FRACTION.finditer(text):
         if any(start <= match.start() < end for start, end in ranges):
             continue
@@ -489,6 +498,8 @@ def _stated_alone(text: str) -> list[Stated]:
     for number in goal_numbers(text):
         if number.clock_hours is not None:
             found.append(Stated(number, parse_unit("h")))
+        elif number.days is not None:  # a count of days, or of the days' number
+            found.extend([Stated(number, parse_unit("d")), Stated(number, None)])
         elif number.percent:
             found.append(Stated(number, parse_unit("percent")))
         else:
@@ -726,6 +737,8 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
         value = number.value
         if number.clock_hours is not None:
             unit = parse_unit("h")
+        elif number.days is not None:
+            unit = parse_unit("d")
         elif number.percent:
             value = number.value / 100
         elif _is_money(text, number):
