@@ -291,6 +291,18 @@ def test_with_numbered_names_half_an_hour_is_a_duration_and_grounds():
     assert _grounding_of_every_input(goal, numbered) == []
 
 
+def test_things_done_in_one_period_are_a_rate_where_the_goal_counts_time():
+    """GSM8K train 1630: "3 pairs of shoes in an hour" was a plain 3; 35 hours made 105 h."""
+    cobbler = "A cobbler can mend 3 pairs of shoes in an hour. He works 8 hours each day."
+    assert [str(i.value) for i in read_inputs(cobbler).values()] == ["3 1/h", "8 h"]
+    flowers = "She works 5 hours a day and can tend 60 different flowers in one day."
+    assert [str(i.value) for i in read_inputs(flowers).values()] == ["5 h", "60 1/d"]
+    # a period in a period is no rate of things; nor are things where no time is counted
+    month = read_inputs("There are four weeks in a month. He works 3 hours a day.")
+    assert [str(i.value) for i in month.values()] == ["4", "3 h"]
+    assert [str(i.value) for i in read_inputs("She reads 4 books in a month.").values()] == ["4"]
+
+
 def test_a_quantity_that_ends_the_question_keeps_its_unit():
     """'2 TiB?' was read as a plain 2 (the '?' hid the unit): the suite's unit traps."""
     for numbered in (False, True):

@@ -45,6 +45,9 @@ UNFAITHFUL: dict[str, str] = {
     "ft³ x 25 l is read as volume squared, 2,548,516 USD·l²; Python says 90,000",
     "gsm8k-train-3867#1": "a wrong program subtracts 6 days from 80 hours; the units make it "
     "-64 h where Python's bare numbers give 74 (the words disagree either way)",
+    "gsm8k-train-5664#1": "a wrong program (the dataset says 360) multiplies 5 hours a day by "
+    "60 flowers in one day and 6 days: read as a rate, the flowers make it 1,800 h, which "
+    "the words' count of 1,800 does not confirm; Python says 1,800",
     # the units right a slip Python keeps: hours floor-divided by minutes
     "gsm8k-train-1931#clock-old1": "12 hours // 30 minutes is 24 sales a day to the units, 0 "
     "to Python's bare 12 // 30: 4,914 USD a week (the dataset's answer) where Python says 0",

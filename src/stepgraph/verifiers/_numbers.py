@@ -830,10 +830,23 @@ def _unit_word_end(rest: str) -> int:
     return match.end() if match else 0
 
 
+# "mend 3 pairs of shoes in an hour": a count of things done in one period, a few words on
+# (GSM8K train 1630: read as a plain 3, its 35 hours of work made 105 h of shoes)
+_IN_ONE = re.compile(r"(?:\s+[A-Za-z'-]+){1,4}?\s+in\s+(?:an?|one)\s+(?P<period>[a-z]+)\b")
+
+
+def _names_a_period(words: list[str]) -> bool:
+    unit = _unit_after(words[0]) if words else None
+    return unit is not None and unit.dimensionality == {_TIME: 1}
+
+
 def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
     """A rate over time: 40 images per hour is 40 / h, $10 per hour 10 USD / h."""
     words = [word.strip(".,;:()?!").casefold() for word in text[read.end :].split()[:3]]
     per_at = next((i for i, word in enumerate(words[:2]) if word in _PER | _PER_OR_NOT), None)
+    within = _IN_ONE.match(text, read.end) if per_at is None and read.unit is None else None
+    if within and not _names_a_period(words[:1]):  # "four weeks in a month" is no rate
+        words, per_at = ["in", within.group("period")], 0
     if per_at is None or per_at + 1 >= len(words):
         return read
     per = _unit_after(words[per_at + 1])
