@@ -658,3 +658,33 @@ def test_doubles_and_triples_as_nouns_are_no_numbers():
     assert not [n for n in word_numbers("Rob has 24 cards, and a few are doubles.") if n.value == 2]
     assert [n.value for n in word_numbers("He does three triples.")] == [3]
     assert [n.value for n in word_numbers("The number of ants doubles each hour.")] == [2]
+
+
+SQUIRRELS = (
+    "One student on a field trip counted 12 squirrels. Another counted a third more squirrels "
+    "than the first student. How many squirrels did both students count combined?"
+)
+# the model's reply on a train run (2026-12-06, eighteenth session), its words the same code
+SQUIRRELS_PROGRAM = """```python
+# Number of squirrels counted by the first student
+squirrels_first_student = 12
+
+# Number of squirrels counted by the second student (third more than the first student)
+squirrels_second_student = squirrels_first_student + {second}
+
+# Total number of squirrels counted by both students combined
+total_squirrels = squirrels_first_student + squirrels_second_student
+print(total_squirrels)
+```"""
+
+
+def test_a_fraction_s_denominator_added_as_things_is_refused(tmp_path):
+    """Train 1775: "a third more" as `+ 3`, 27 verified for 28 (the words made the same slip)."""
+    added = _parsed(SQUIRRELS, SQUIRRELS_PROGRAM.format(second="3"))
+    assert any("denominator of 'a third'" in str(p) for p in added.problems), added.problems
+    shared = SQUIRRELS_PROGRAM.format(second="squirrels_first_student / 3")
+    _verified(SQUIRRELS, 28, shared, "12 + 4 = 16; 12 + 16 = 28.\nANSWER: 28", tmp_path)
+    # a 3 the goal states as a number of its own may be added
+    birds = SQUIRRELS.replace("12 squirrels.", "12 squirrels and 3 birds.")
+    stated = _parsed(birds, SQUIRRELS_PROGRAM.format(second="3"))
+    assert not any("denominator" in str(p) for p in stated.problems), stated.problems

@@ -34,6 +34,7 @@ from stepgraph.model import StepGraph
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value, parse_unit, quantity
 from stepgraph.verifiers._coverage import unused_numbers, used_inputs
+from stepgraph.verifiers._denominators import added_denominators
 from stepgraph.verifiers._direction import direction_problems
 from stepgraph.verifiers._numbers import (
     LIST_SEPARATOR,
@@ -421,6 +422,7 @@ def grounding_problems(plan: StepGraph, task: PreparedTask) -> list[PlanProblem]
         *_coverage_problems(plan, goal, task),
         *_literal_problems(plan, stated, goal),
         *direction_problems(plan, goal),
+        *added_denominators(plan, goal),
     ]
 
 
