@@ -688,3 +688,30 @@ def test_a_fraction_s_denominator_added_as_things_is_refused(tmp_path):
     birds = SQUIRRELS.replace("12 squirrels.", "12 squirrels and 3 birds.")
     stated = _parsed(birds, SQUIRRELS_PROGRAM.format(second="3"))
     assert not any("denominator" in str(p) for p in stated.problems), stated.problems
+
+
+EARRINGS = (
+    "Bella, Monica, and Rachel are friends who like jewelry. Bella has 10 earrings, which is "
+    "25% of Monica's earrings, and Monica has twice as many earrings as Rachel. How many "
+    "earrings do all of the friends have?"
+)
+# the model's two replies on a train run (2026-12-06, eighteenth session)
+EARRINGS_PROGRAM = """```python
+bella_earrings = 10
+monica_earrings = bella_earrings * {monica}  # 25% of Monica's earrings
+rachel_earrings = monica_earrings // 2  # Monica has twice as many earrings as Rachel
+total_earrings = bella_earrings + monica_earrings + rachel_earrings
+print(total_earrings)
+```"""
+
+
+def test_a_part_that_is_a_share_of_the_whole_may_be_multiplied_by_its_reciprocal(tmp_path):
+    """Train 1488: "10 earrings, which is 25% of Monica's": Monica's is 10 x 4."""
+    right = EARRINGS_PROGRAM.format(monica="4")
+    _verified(EARRINGS, 70, right, "10 / 0.25 = 40; 40 / 2 = 20; 70.\nANSWER: 70", tmp_path)
+    wrong = _parsed(EARRINGS, EARRINGS_PROGRAM.format(monica="4 / 5"))
+    assert any("5 is not a number of the goal" in str(p) for p in wrong.problems)
+    # where the share is taken of a whole the goal states, its reciprocal is no number of it
+    spent = "Bella has 40 earrings and sells 25% of them. How many earrings does she keep?"
+    times_four = _parsed(spent, "```python\nprint(40 * 4)\n```")
+    assert any("4 is not a number of the goal" in str(p) for p in times_four.problems)

@@ -194,14 +194,28 @@ def _takes_away(words: str) -> bool:
 
 
 def _percent(
-    text: str, number: float, end: int, complement: bool, growth: bool = False
+    text: str,
+    number: float,
+    end: int,
+    complement: bool,
+    growth: bool = False,
+    whole_unknown: bool = False,
 ) -> GoalNumber:
     accepted = [number, number / 100]
     if complement:
         accepted += [1 - number / 100, 100 - number]
     if growth:
         accepted += [1 + number / 100, 100 + number]
+    if whole_unknown:  # "10 earrings, which is 25% of Monica's": Monica's is 10 x 4
+        accepted.append(100 / number)
     return GoalNumber(text, number, end, True, None, accepted, complement)
+
+
+# "Bella has 10 earrings, which is 25% of Monica's earrings": the part is stated and the
+# whole is asked for, so a program may multiply by the share's reciprocal (GSM8K train
+# 1488: `bella * 4  # 25% of Monica's earrings`, refused as a 4 the goal never states).
+_IS_BEFORE = re.compile(r"\b(?:is|are|was|were)\s+$", re.IGNORECASE)
+_OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
 
 
 def goal_numbers(text: str) -> list[GoalNumber]:
@@ -242,7 +256,12 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         if match.group(2):
             words = _clause(text, match.start(), match.end())
             lost, grown = _takes_away(words), bool(_GROWTH_WORDS.search(words))
-            found.append(_percent(written, number, match.end(), lost, grown))
+            of_whole = _IS_BEFORE.search(text, 0, match.start(1)) is not None and bool(
+                _OF_AFTER.match(text, match.end())
+            )
+            found.append(
+                _percent(written, number, match.end(), lost, grown, of_whole and number > 0)
+            )
         else:
             ordinal = _ORDINAL_END.match(text, match.end()) and not _EVERY_BEFORE.search(
                 text, 0, match.start()
