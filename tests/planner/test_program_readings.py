@@ -715,3 +715,29 @@ def test_a_part_that_is_a_share_of_the_whole_may_be_multiplied_by_its_reciprocal
     spent = "Bella has 40 earrings and sells 25% of them. How many earrings does she keep?"
     times_four = _parsed(spent, "```python\nprint(40 * 4)\n```")
     assert any("4 is not a number of the goal" in str(p) for p in times_four.problems)
+
+
+TWO_NUMBERS = (
+    "If the sum of two numbers is 33, and if the second number is twice the first number, "
+    "what is the second number?"
+)
+# the model's reply on a train run (2026-12-06, eighteenth session), comments cut
+TWO_NUMBERS_PROGRAM = """```python
+sum_of_numbers = 33
+first_number = sum_of_numbers {split}
+second_number = 2 * first_number
+print(second_number)
+```"""
+
+
+def test_a_total_split_in_the_goal_s_ratio_uses_it(tmp_path):
+    """Train 6586, 1748: "twice the first, the sum is 33" is 33 / 3, the 3 being 1 + twice."""
+    program = TWO_NUMBERS_PROGRAM.format(split="// 3")
+    _verified(TWO_NUMBERS, 22, program, "33 / 3 = 11; 2 * 11 = 22.\nANSWER: 22", tmp_path)
+    # the 3 only divides: multiplied, it is a number the goal never states
+    tripled = _parsed(TWO_NUMBERS, TWO_NUMBERS_PROGRAM.format(split="* 3"))
+    assert any("3 is not a number of the goal" in str(p) for p in tripled.problems)
+    # and only where the goal speaks of a total
+    apart = TWO_NUMBERS.replace("the sum of two numbers is 33", "the first number is 33")
+    refused = _parsed(apart, TWO_NUMBERS_PROGRAM.format(split="// 3"))
+    assert any("3 is not a number of the goal" in str(p) for p in refused.problems)

@@ -32,6 +32,7 @@ from stepgraph.verifiers._numbers import (
     states,
     word_numbers,
 )
+from stepgraph.verifiers._parts import divides_only, part_divisors
 from stepgraph.verifiers._restated import restated
 
 
@@ -94,7 +95,17 @@ def unused_numbers(
         )
     ]
     spelled_out = enumerated(unused, goal, plan)
-    return [number for number in unused if number not in spelled_out]
+    split = _split_by(plan, goal)
+    return [n for n in unused if n not in spelled_out and (n.text, n.end) not in split]
+
+
+def _split_by(plan: StepGraph, goal: str) -> set[tuple[str, int]]:
+    """The goal's "k times as many" whose k + 1 divides a total in some step (`_parts`)."""
+    return {
+        (number.text, number.end)
+        for divisor, number in part_divisors(goal).items()
+        if any(divides_only(step.args, divisor) for step in plan.steps)
+    }
 
 
 def required_numbers(goal: str) -> list[GoalNumber]:

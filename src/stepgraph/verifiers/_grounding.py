@@ -51,6 +51,7 @@ from stepgraph.verifiers._numbers import (
     word_numbers,
     worded_fraction,
 )
+from stepgraph.verifiers._parts import divides_only, part_divisors
 
 # Always allowed as literals: 0 and 1 are structure ("1 - ${loss}"), not data.
 _STRUCTURAL = (0.0, 1.0)
@@ -246,12 +247,13 @@ def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> l
     allowed += _counted_days(goal)
     if "%" in goal or "percent" in goal.casefold():
         allowed.append(100.0)  # "what percent": a share times 100
+    parts = part_divisors(goal)  # "twice as many, 60 in all": 60 / 3
     problems = []
     places: list[tuple[str | None, str, Any]] = [(step.id, "", step.args) for step in plan.steps]
     places += [(None, f"check '{check.expression}': ", check.expression) for check in plan.checks]
     for step_id, prefix, content in places:
         for literal in sorted(set(literal_numbers(content))):
-            if matches(literal, allowed):
+            if matches(literal, allowed) or (literal in parts and divides_only(content, literal)):
                 continue
             shown = f"{literal:g}"
             factor = _CONVERSION_FACTORS.get(literal)
