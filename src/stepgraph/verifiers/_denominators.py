@@ -11,13 +11,12 @@ else: "3 apples and a third of the rest" may add its 3.
 from __future__ import annotations
 
 import ast
-import re
 
 from stepgraph.exceptions import PlanProblem
 from stepgraph.model import StepGraph
+from stepgraph.verifiers._calculated import calculated
 from stepgraph.verifiers._numbers import goal_numbers, word_numbers, worded_fraction
 
-_REFERENCE = re.compile(r"\$\{(?:inputs\.)?(\w+)\}")
 _HALF = {"half": 2}
 
 
@@ -27,14 +26,7 @@ def added_denominators(plan: StepGraph, goal: str) -> list[PlanProblem]:
     if not denominators:
         return []
     problems = []
-    for step in plan.steps:
-        expression = step.args.get("expression") if step.tool == "calculate" else None
-        if not isinstance(expression, str):
-            continue
-        try:
-            tree = ast.parse(_REFERENCE.sub(r"\1", expression), mode="eval")
-        except SyntaxError:
-            continue
+    for step, tree in calculated(plan):
         for number in sorted(_added_constants(tree) & set(denominators)):
             fraction = denominators[number]
             problems.append(

@@ -18,9 +18,9 @@ import ast
 import re
 
 from stepgraph.model import StepGraph
+from stepgraph.verifiers._calculated import calculated
 from stepgraph.verifiers._numbers import GoalNumber
 
-_REFERENCE = re.compile(r"\$\{(?:inputs\.)?(\w+)\}")
 _TOKEN = re.compile(r"[a-z]+|\d+")
 _NOUN = re.compile(r"\s*-?\s*([A-Za-z]+)")
 _LARGEST = 8  # a sum of more members than this is written as a product
@@ -74,14 +74,7 @@ def _nouns(goal: str, end: int) -> list[str]:
 def _sums(plan: StepGraph) -> list[list[str]]:
     """The names added in each sum of the plan's expressions (a term that is no name: '')."""
     found = []
-    for step in plan.steps:
-        expression = step.args.get("expression") if step.tool == "calculate" else None
-        if not isinstance(expression, str):
-            continue
-        try:
-            tree = ast.parse(_REFERENCE.sub(r"\1", expression), mode="eval")
-        except SyntaxError:
-            continue
+    for _, tree in calculated(plan):
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         for node in ast.walk(tree):
             if isinstance(node, ast.BinOp) and _is_sum(node) and not _is_sum(parents.get(node)):

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from stepgraph.tools.expression import is_number
+from stepgraph.verifiers._calculated import parsed
 from stepgraph.verifiers._numbers import GoalNumber, goal_numbers, word_numbers
 
 _TOTAL = re.compile(
@@ -21,7 +22,6 @@ _TOTAL = re.compile(
 )
 _TIMES_AFTER = re.compile(r"\s+times\s+(?:as|the)\b", re.IGNORECASE)
 _MULTIPLIERS = {"twice": 2.0, "thrice": 3.0, "double": 2.0, "triple": 3.0}
-_REFERENCE = re.compile(r"\$\{(?:inputs\.)?(\w+)\}")
 
 
 def part_divisors(goal: str) -> dict[float, GoalNumber]:
@@ -42,9 +42,7 @@ def divides_only(content: Any, value: float) -> bool:
     """Whether `value` is written in `content` (a step's arguments) only as a divisor."""
     places = [0, 0]  # as a divisor, elsewhere
     for expression in _expressions(content):
-        try:
-            tree = ast.parse(_REFERENCE.sub(r"\1", expression), mode="eval")
-        except SyntaxError:
+        if (tree := parsed(expression)) is None:
             return False
         divisors = {
             id(node.right)
