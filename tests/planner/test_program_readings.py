@@ -680,8 +680,9 @@ print(total_squirrels)
 
 def test_a_fraction_s_denominator_added_as_things_is_refused(tmp_path):
     """Train 1775: "a third more" as `+ 3`, 27 verified for 28 (the words made the same slip)."""
-    added = _parsed(SQUIRRELS, SQUIRRELS_PROGRAM.format(second="3"))
-    assert any("denominator of 'a third'" in str(p) for p in added.problems), added.problems
+    for written in ("3", "3.0", "(3)", "- -3"):  # however the 3 is written, it is added
+        added = _parsed(SQUIRRELS, SQUIRRELS_PROGRAM.format(second=written))
+        assert any("denominator of 'a third'" in str(p) for p in added.problems), written
     shared = SQUIRRELS_PROGRAM.format(second="squirrels_first_student / 3")
     _verified(SQUIRRELS, 28, shared, "12 + 4 = 16; 12 + 16 = 28.\nANSWER: 28", tmp_path)
     # a 3 the goal states as a number of its own may be added

@@ -61,6 +61,8 @@ def _added_constants(tree: ast.Expression) -> set[float]:
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
             for side in (node.left, node.right):
+                while isinstance(side, ast.UnaryOp) and isinstance(side.op, ast.UAdd | ast.USub):
+                    side = side.operand  # `x - -3` adds the 3 all the same
                 if isinstance(side, ast.Constant) and isinstance(side.value, int | float):
                     found.add(float(side.value))
     return found
