@@ -21,7 +21,7 @@ _TOTAL = re.compile(
     r"\b(?:sum|total|together|combined|in all|altogether|all together)\b", re.IGNORECASE
 )
 _TIMES_AFTER = re.compile(r"\s+times\s+(?:as|the)\b", re.IGNORECASE)
-_MULTIPLIERS = {"twice": 2.0, "thrice": 3.0, "double": 2.0, "triple": 3.0}
+_MULTIPLIERS = frozenset({"twice", "thrice", "double", "triple"})  # words that are their k
 
 
 def part_divisors(goal: str) -> dict[float, GoalNumber]:
