@@ -742,3 +742,49 @@ def test_a_total_split_in_the_goal_s_ratio_uses_it(tmp_path):
     apart = TWO_NUMBERS.replace("the sum of two numbers is 33", "the first number is 33")
     refused = _parsed(apart, TWO_NUMBERS_PROGRAM.format(split="// 3"))
     assert any("3 is not a number of the goal" in str(p) for p in refused.problems)
+
+
+APPLES = (
+    "If Jim has 20 apples, and Jane has 60 apples, and Jerry has 40 apples, how many times "
+    "can Jim's number of apples fit into the average amount of apples for a person in the "
+    "group?"
+)
+# the model's reply to train 2666 (recorded_programs.jsonl), comments cut
+APPLES_PROGRAM = """```python
+jim_apples = 20
+jane_apples = 60
+jerry_apples = 40
+total_apples = {total}
+average_apples = {average}
+times_jim_apples_fit = average_apples // jim_apples
+print(times_jim_apples_fit)
+```"""
+THREE = "jim_apples + jane_apples + jerry_apples"
+
+
+def test_an_average_divides_a_sum_by_the_count_of_its_terms(tmp_path):
+    """Train 2666: "the average ... for a person" of three named is their sum / 3."""
+    right = APPLES_PROGRAM.format(total=THREE, average="total_apples / 3")
+    _verified(APPLES, 2, right, "120 / 3 = 40; 40 / 20 = 2.\nANSWER: 2", tmp_path)
+    inline = APPLES_PROGRAM.format(total="0", average=f"({THREE}) / 3")
+    assert not any("3 is not" in str(p) for p in _parsed(APPLES, inline).problems)
+
+
+@pytest.mark.parametrize(
+    ("total", "average", "why"),
+    [
+        ("jim_apples + jane_apples", "total_apples / 3", "a sum of two is no three's average"),
+        ("jane_apples", "total_apples / 3", "no sum at all"),
+        (THREE, "total_apples / 3 * 3", "the count used otherwise too"),
+        (THREE, "3 / total_apples", "the count divided, not dividing"),
+    ],
+)
+def test_a_count_that_is_not_a_sum_s_own_stays_refused(total, average, why):
+    program = APPLES_PROGRAM.format(total=total, average=average)
+    assert any(
+        "3 is not a number of the goal" in str(p) for p in _parsed(APPLES, program).problems
+    ), why
+    # and where the goal speaks of no average, the three's count is no number of it either
+    told = APPLES.replace("the average amount of apples for a person in the group", "the group")
+    summed = APPLES_PROGRAM.format(total=THREE, average="total_apples / 3")
+    assert any("3 is not a number of the goal" in str(p) for p in _parsed(told, summed).problems)

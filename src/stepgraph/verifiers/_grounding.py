@@ -33,6 +33,7 @@ from stepgraph.exceptions import PlanProblem, StepgraphError, UnitError
 from stepgraph.model import StepGraph
 from stepgraph.task import PreparedTask, parse_input
 from stepgraph.units import format_value, parse_unit, quantity
+from stepgraph.verifiers._averages import averaged_counts
 from stepgraph.verifiers._coverage import unused_numbers, used_inputs
 from stepgraph.verifiers._denominators import added_denominators
 from stepgraph.verifiers._direction import direction_problems
@@ -248,12 +249,15 @@ def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> l
     if "%" in goal or "percent" in goal.casefold():
         allowed.append(100.0)  # "what percent": a share times 100
     parts = part_divisors(goal)  # "twice as many, 60 in all": 60 / 3
+    averaged = averaged_counts(plan, goal)  # "Jim 20, Jane 60, Jerry 40, the average": / 3
     problems = []
     places: list[tuple[str | None, str, Any]] = [(step.id, "", step.args) for step in plan.steps]
     places += [(None, f"check '{check.expression}': ", check.expression) for check in plan.checks]
     for step_id, prefix, content in places:
         for literal in sorted(set(literal_numbers(content))):
             if matches(literal, allowed) or (literal in parts and divides_only(content, literal)):
+                continue
+            if step_id is not None and literal in averaged.get(step_id, ()):
                 continue
             shown = f"{literal:g}"
             factor = _CONVERSION_FACTORS.get(literal)
