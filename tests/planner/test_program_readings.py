@@ -788,3 +788,50 @@ def test_a_count_that_is_not_a_sum_s_own_stays_refused(total, average, why):
     told = APPLES.replace("the average amount of apples for a person in the group", "the group")
     summed = APPLES_PROGRAM.format(total=THREE, average="total_apples / 3")
     assert any("3 is not a number of the goal" in str(p) for p in _parsed(told, summed).problems)
+
+
+SHOP = (
+    "During the Christmas holidays, all shops are closed for 3 days. During each day during "
+    'this time, a shop called "Surprise" could have earned 5 thousand dollars. How much '
+    'potential revenue did the "Surprise" shop lose during 6 years of activity?'
+)
+# the model's reply to train 3859 (2026-12-07, nineteenth session), comments cut
+SHOP_PROGRAM = """```python
+days_closed = 3
+revenue_per_day = {revenue}
+years_of_activity = 6
+total_revenue_lost = days_closed * revenue_per_day * years_of_activity
+print(total_revenue_lost)
+```"""
+
+
+def test_a_number_of_thousands_is_one_number_written_whole_or_as_its_parts(tmp_path):
+    """Train 3859: "5 thousand dollars" is 5000, not a 5 and a 1000 a plan must each use."""
+    words = "3 * 5000 * 6 = 90000.\nANSWER: 90000"
+    _verified(SHOP, 90000, SHOP_PROGRAM.format(revenue="5000"), words, tmp_path / "whole")
+    _verified(SHOP, 90000, SHOP_PROGRAM.format(revenue="5 * 1000"), words, tmp_path / "parts")
+    # another number of thousands is no number of the goal
+    other = _parsed(SHOP, SHOP_PROGRAM.format(revenue="6000"))
+    assert any("6000 is not a number of the goal" in str(p) for p in other.problems)
+    assert [n.value for n in word_numbers("1.5 million people and three thousand cows")] == [
+        3,
+        1000,
+    ]  # a number word before "thousand" is read as before
+
+
+TODDLERS = (
+    "Bill is trying to count the toddlers at his daycare, but they keep running around. He "
+    "double-counts 8 toddlers and misses 3 who are hiding. If Bill thinks he counted 26 "
+    "toddlers, how many are there really?"
+)
+
+
+def test_double_joined_to_a_verb_is_a_word_a_plan_need_not_use(tmp_path):
+    """Train 1406: "double-counts 8 toddlers" has no 2 the answer needs: 26 - 8 + 3."""
+    program = "```python\ncount_thought = 26\ndouble_counted = 8\nmissed = 3\n"
+    program += "print(count_thought - double_counted + missed)\n```"
+    _verified(TODDLERS, 21, program, "26 - 8 + 3 = 21.\nANSWER: 21", tmp_path)
+    (double,) = [n for n in word_numbers(TODDLERS) if n.text == "double"]
+    assert not double.required and 2 in double.accepted  # a plan may still use it
+    # a number word joined so stays required ("a five-day trip"), and "double" standing alone
+    assert all(n.required for n in word_numbers("a five-day trip and double the money"))

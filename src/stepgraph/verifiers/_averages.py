@@ -4,8 +4,10 @@ The 3 is the count of the terms summed, and the goal writes it nowhere as a numb
 train 2666: a right program refused, "3 is not a number of the goal"; of the 264 train
 questions that speak of an average, 52 solutions divide by a count the question never
 writes). Only where the goal speaks of an average or a mean, only as a divisor, and only of
-a sum of exactly as many terms, written in the same expression or as the step it divides:
-`(a + b) / 3`, or `x / 3` beside no sum, stays refused.
+a sum of exactly as many names or numbers, written in the same expression or as the step it
+divides: `(a + b) / 3`, `x / 3` beside no sum, and `(a + 2 * b) / 2` stay refused. Not in a
+goal that names days of the week: grounding counts those itself (`_counted_days`), and "On
+Tuesday and Wednesday, twice as many" makes one term of two days.
 """
 
 from __future__ import annotations
@@ -45,10 +47,15 @@ def averaged_counts(plan: StepGraph, goal: str) -> dict[str, set[float]]:
 
 
 def _terms(node: ast.expr) -> int:
-    """How many terms a sum adds: `a + b + c` is 3, anything else 1."""
+    """How many values a sum adds: `a + b + c` is 3; 0 where a term is no name or number.
+
+    A term worked out in place may stand for several things: in `39 + 2 * 39 * 2 + 48 + 57`
+    the second term is two days' bugs, and the average is over five (GSM8K test 928).
+    """
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _terms(node.left) + _terms(node.right)
-    return 1
+        left, right = _terms(node.left), _terms(node.right)
+        return left + right if left and right else 0
+    return 1 if isinstance(node, ast.Name) or _value(node) is not None else 0
 
 
 def _value(node: ast.AST) -> float | None:

@@ -249,7 +249,9 @@ def _literal_problems(plan: StepGraph, stated: list[GoalNumber], goal: str) -> l
     if "%" in goal or "percent" in goal.casefold():
         allowed.append(100.0)  # "what percent": a share times 100
     parts = part_divisors(goal)  # "twice as many, 60 in all": 60 / 3
-    averaged = averaged_counts(plan, goal)  # "Jim 20, Jane 60, Jerry 40, the average": / 3
+    # "Jim 20, Jane 60, Jerry 40, the average": / 3; not over named days, which count
+    # themselves above, or may be a week's few (the average per day of Monday and Friday)
+    averaged = {} if re.search(_DAY, goal) else averaged_counts(plan, goal)
     problems = []
     places: list[tuple[str | None, str, Any]] = [(step.id, "", step.args) for step in plan.steps]
     places += [(None, f"check '{check.expression}': ", check.expression) for check in plan.checks]
