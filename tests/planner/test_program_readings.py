@@ -13,6 +13,7 @@ from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
 from stepgraph.verifiers import word_numbers
+from stepgraph.verifiers._numbers import goal_numbers
 
 FROGS = (
     "A frog lays 800 eggs a year.  10 percent dry up, and 70 percent are eaten.  1/4 of the "
@@ -813,6 +814,8 @@ def test_a_number_of_thousands_is_one_number_written_whole_or_as_its_parts(tmp_p
     # another number of thousands is no number of the goal
     other = _parsed(SHOP, SHOP_PROGRAM.format(revenue="6000"))
     assert any("6000 is not a number of the goal" in str(p) for p in other.problems)
+    scaled = goal_numbers("1,500 million people, $2.5 billion and 3 thousand")
+    assert [n.value for n in scaled] == [1.5e9, 2.5e9, 3000]
     assert [n.value for n in word_numbers("1.5 million people and three thousand cows")] == [
         3,
         1000,

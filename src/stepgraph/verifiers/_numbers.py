@@ -357,13 +357,15 @@ _MIXED = re.compile(
 # 5 and a "thousand" apart, so a right program's 5000 was no number of the goal and both
 # parts went unused). Written as 5000 or as 5 * 1000.
 _SCALED = re.compile(
-    r"(?<![\w.])(?P<number>\d+(?:\.\d+)?)\s+(?P<scale>thousand|million|billion)\b", re.IGNORECASE
+    r"(?<![\w.,])(?P<number>\d[\d,]*(?:\.\d+)?)\s+(?P<scale>thousand|million|billion)\b",
+    re.IGNORECASE,
 )
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 
 
 def _scaled(match: re.Match[str]) -> GoalNumber:
-    number, scale = float(match.group("number")), _SCALES[match.group("scale").casefold()]
+    number = float(match.group("number").replace(",", ""))
+    scale = _SCALES[match.group("scale").casefold()]
     value = number * scale
     return GoalNumber(match.group(0), value, match.end(), accepted=[value, number, scale])
 
