@@ -59,9 +59,10 @@ def _terms(node: ast.expr) -> int:
 
 
 def _value(node: ast.AST) -> float | None:
-    if isinstance(node, ast.Constant) and is_number(node.value):
-        return float(node.value)
-    return None
+    if not isinstance(node, ast.Constant):
+        return None
+    value = node.value
+    return float(value) if isinstance(value, int | float) and is_number(value) else None
 
 
 __all__ = ["averaged_counts"]
