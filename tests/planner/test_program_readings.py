@@ -778,6 +778,8 @@ def test_an_average_divides_a_sum_by_the_count_of_its_terms(tmp_path):
         ("jane_apples", "total_apples / 3", "no sum at all"),
         (THREE, "total_apples / 3 * 3", "the count used otherwise too"),
         (THREE, "3 / total_apples", "the count divided, not dividing"),
+        ("jim_apples + jane_apples + 0", "total_apples / 3", "a sum padded with a zero"),
+        ("jim_apples + jane_apples + jane_apples", "total_apples / 3", "a term repeated"),
     ],
 )
 def test_a_count_that_is_not_a_sum_s_own_stays_refused(total, average, why):

@@ -47,15 +47,23 @@ def averaged_counts(plan: StepGraph, goal: str) -> dict[str, set[float]]:
 
 
 def _terms(node: ast.expr) -> int:
-    """How many values a sum adds: `a + b + c` is 3; 0 where a term is no name or number.
+    """How many values a sum adds: `a + b + c` is 3; 0 unless each is another name or number.
 
     A term worked out in place may stand for several things: in `39 + 2 * 39 * 2 + 48 + 57`
-    the second term is two days' bugs, and the average is over five (GSM8K test 928).
+    the second term is two days' bugs, and the average is over five (GSM8K test 928). A
+    zero or a repeated term pads the count: `(a + b + 0) / 3` would let any divisor through.
     """
+    terms = _summed(node)
+    keys = [term.id if isinstance(term, ast.Name) else _value(term) for term in terms]
+    if any(key is None or key == 0 for key in keys) or len(set(keys)) != len(keys):
+        return 0
+    return len(keys)
+
+
+def _summed(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _terms(node.left), _terms(node.right)
-        return left + right if left and right else 0
-    return 1 if isinstance(node, ast.Name) or _value(node) is not None else 0
+        return [*_summed(node.left), *_summed(node.right)]
+    return [node]
 
 
 def _value(node: ast.AST) -> float | None:
