@@ -13,7 +13,7 @@ from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
 from stepgraph.verifiers import word_numbers
-from stepgraph.verifiers._numbers import goal_numbers
+from stepgraph.verifiers._numbers import goal_numbers, read_numbers
 
 FROGS = (
     "A frog lays 800 eggs a year.  10 percent dry up, and 70 percent are eaten.  1/4 of the "
@@ -840,3 +840,101 @@ def test_double_joined_to_a_verb_is_a_word_a_plan_need_not_use(tmp_path):
     assert not double.required and 2 in double.accepted  # a plan may still use it
     # a number word joined so stays required ("a five-day trip"), and "double" standing alone
     assert all(n.required for n in word_numbers("a five-day trip and double the money"))
+
+
+CHIP = (
+    "Chip takes 2 pages of notes every day, 5 days a week, for each of his 5 classes.  His "
+    "notebook paper comes in packs of 100 sheets of paper per pack.  After 6 weeks, how many "
+    "packs of notebook paper will Chip use?"
+)
+CHIP_PROGRAM = """```python
+import math
+pages_per_day = 2
+days_per_week = 5
+classes = 5
+sheets_per_pack = 100
+weeks = 6
+total_pages = pages_per_day * days_per_week * classes * weeks
+print(math.ceil(total_pages / sheets_per_pack))
+```"""
+
+
+def test_things_of_something_each_day_are_a_rate(tmp_path):
+    """Train 5063: "2 pages of notes every day" is 2 a day; read as a plain 2, the pages
+    came out in days and their packs' ceil was refused ("a value in d")."""
+    _verified(CHIP, 3, CHIP_PROGRAM, "2 * 5 * 5 * 6 = 300 pages, 3 packs.\nANSWER: 3", tmp_path)
+    (pages, *_) = read_numbers(CHIP)
+    assert pages.value == 2 and str(pages.unit) == "1 / d"
+    # a comma ends the clause: "4 pieces of gum, a day later" counts pieces, no rate
+    later = read_numbers("He had 4 pieces of gum, a day later 3 more, over 5 days.")
+    assert [str(read.unit) for read in later] == ["None", "None", "d"]
+
+
+RUDOLPH = (
+    "On Rudolph's car trip across town, he traveled 2 more than 5 miles and encountered 3 less "
+    "than 17 stop signs.  How many stop signs per mile did Rudolph encounter on his trip "
+    "across town?"
+)
+HADLEY = (
+    "Hadley wore his cowboy boots everywhere.  He walked 2 miles to the grocery store in his "
+    "boots.  Then he walked 1 less than two miles to the pet store in his boots.  Then, he "
+    "walked one less than four miles back home in his boots.  How far, in miles, did Hadley "
+    "walk in his boots?"
+)
+
+
+def test_a_number_more_or_less_than_a_quantity_is_in_its_unit(tmp_path):
+    """Train 2145, 467: "2 more than 5 miles" is 7 miles; a plain 2 added to 5 mi was
+    refused as "units do not match"."""
+    program = "```python\nmiles = 5 + 2\nsigns = 17 - 3\nprint(signs / miles)\n```"
+    _verified(RUDOLPH, 2, program, "14 / 7 = 2.\nANSWER: 2", tmp_path / "rudolph")
+    program = "```python\nstore = 2\npet = 2 - 1\nhome = 4 - 1\nprint(store + pet + home)\n```"
+    _verified(HADLEY, 6, program, "2 + 1 + 3 = 6.\nANSWER: 6", tmp_path / "hadley")
+    # only right before the quantity: "2 more, than 5 miles" or "2 more than twice 5 miles" not
+    for goal in ("He ran 2 more than twice 5 miles.", "He ran 2 more, than 5 miles."):
+        assert read_numbers(goal)[0].unit is None, goal
+
+
+NATASHA = (
+    "James watched 2 episodes of Jeopardy and 2 episodes of Wheel of Fortune.  Jeopardy is 20 "
+    "minutes and Wheel of Fortune is twice as long.  How many hours did he watch TV?"
+)
+
+
+def test_a_step_whose_name_starts_with_a_unit_converts_into_it(tmp_path):
+    """Train 145: `hours_watched = total_minutes / 60` converts by hand into the hours its
+    name starts with; the 60 was refused as a factor done by hand."""
+    program = """```python
+jeopardy_minutes = 20
+wheel_minutes = 2 * jeopardy_minutes
+total_minutes = 2 * jeopardy_minutes + 2 * wheel_minutes
+{name} = total_minutes / {factor}
+print({name})
+```"""
+    words = "40 + 80 = 120 minutes, 2 hours.\nANSWER: 2"
+    _verified(NATASHA, 2, program.format(name="hours_watched", factor=60), words, tmp_path)
+    # a wrong factor stays a number from nowhere, and a rate's name says no unit of the step
+    assert _refuses(NATASHA, program.format(name="hours_watched", factor=30), "30")
+    assert "conversion factor" in str(
+        _parsed(NATASHA, program.format(name="hours_per_show", factor=60)).problems
+    )
+
+
+POMELOS = (
+    "Last week, a farmer shipped 10 boxes of pomelos which had 240 pomelos in all. This week, "
+    "the farmer shipped 20 boxes. How many dozens of pomelos did the farmer ship in all?"
+)
+
+
+def test_dozens_are_twelve_each_which_a_plan_may_use(tmp_path):
+    """Train 4590, 2959: "how many dozens", "three dozens of pebbles": the 12 was refused as
+    "not a number of the goal"."""
+    program = """```python
+per_box = 240 / 10
+total = 240 + per_box * 20
+print(total / {dozen})
+```"""
+    _verified(POMELOS, 60, program.format(dozen=12), "720 / 12 = 60.\nANSWER: 60", tmp_path)
+    assert _refuses(POMELOS, program.format(dozen=13), "13")
+    # not required: "2 dozens cost $14" counts in dozens
+    assert not any(n.required for n in word_numbers("2 dozens cost $14") if n.value == 12)

@@ -141,8 +141,13 @@ def _named_unit(step_id: str) -> str | None:
     row_length_feet * 12`` (GSM8K train 4978), ``..._ounces = ..._pounds * 16`` (4272),
     ``total_money_cents = total_money * 100`` (6921, dollars).
     """
-    word = step_id.rsplit("_", 1)[-1]
-    return measure_word(word) if len(word) >= 3 and word.isalpha() else None
+    words = step_id.split("_")
+    # or the name starts with it: ``hours_to_clean_half = minutes / 60`` (GSM8K test 853);
+    # not a rate's (``hours_per_day``), whose first word is not the step's unit
+    ends = [words[-1]] if "per" in words else [words[-1], words[0]]
+    return next(
+        (word for word in ends if len(word) >= 3 and word.isalpha() and measure_word(word)), None
+    )
 
 
 def _converted(

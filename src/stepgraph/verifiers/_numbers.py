@@ -63,7 +63,7 @@ _WORD_VALUES: dict[str, tuple[float, ...]] = {
     "ninety": (90,), "hundred": (100,), "thousand": (1000,), "dozen": (12,), "half": (0.5, 2),
     "quarter": (0.25, 4), "twice": (2,), "double": (2,), "triple": (3,), "thrice": (3,),
     "doubled": (2,), "tripled": (3,), "quadruple": (4,), "quadrupled": (4,),
-    "doubles": (2,), "triples": (3,), "quadruples": (4,),
+    "doubles": (2,), "triples": (3,), "quadruples": (4,), "dozens": (12,),
 }  # fmt: skip
 # "a few are doubles", "three triples": the verb's forms as nouns (baseball cards, lifts)
 _MULTIPLIER_VERBS = {"doubles", "triples", "quadruples"}
@@ -71,6 +71,10 @@ _MULTIPLIER_VERBS = {"doubles", "triples", "quadruples"}
 # use (8 counted twice) but need not (GSM8K train 1406: a right 26 - 8 + 3 refused for an
 # unused "double"); not "a five-day trip", whose five the answer needs
 _COMPOUNDED = {"double", "triple", "quadruple"}
+# "how many dozens of eggs": 12 to a dozen, which the plan may use; not required, since
+# "2 dozens cost $14" counts in dozens (GSM8K train: 9 of the 11 questions with "dozens"
+# use 12; test 1141's eggs / 12 was refused as 12 "not a number of the goal")
+_UNIT_WORDS = {"dozens"}
 _COMPOUND_AFTER = re.compile(r"-[a-z]", re.IGNORECASE)
 _NOUN_BEFORE = re.compile(
     r"\b(?:are|were|few|some|many|of|the|\d+|two|three|four|five|six)\s+$", re.IGNORECASE
@@ -457,7 +461,8 @@ def word_numbers(text: str) -> list[GoalNumber]:
                 None,
                 [*values],
                 required=not _counts_a_list(text, match.end(), values[0])
-                and not (word in _COMPOUNDED and _COMPOUND_AFTER.match(text, match.end())),
+                and not (word in _COMPOUNDED and _COMPOUND_AFTER.match(text, match.end()))
+                and word not in _UNIT_WORDS,
             )
         )
     return sorted(found, key=lambda number: number.end)
@@ -820,7 +825,21 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
             else _as_rate(read, text)
             for read in found
         ]
-    return sorted(found, key=lambda read: read.start)
+    return _compared_alike(sorted(found, key=lambda read: read.start), text)
+
+
+# "10 less than 50 packages per hour": the difference is in the unit of what it is taken
+# from (GSM8K test 911: a plain 10 taken from 50 / h was refused, "units do not match")
+_LESS_THAN = re.compile(r"\s+(?:less|more|fewer)\s+than\s+", re.IGNORECASE)
+
+
+def _compared_alike(found: list[ReadNumber], text: str) -> list[ReadNumber]:
+    """Each plain number "k less|more|fewer than" a quantity given that quantity's unit."""
+    for at, (read, after) in enumerate(zip(found, found[1:], strict=False)):
+        near = _LESS_THAN.match(text, read.end)
+        if read.unit is None and after.unit is not None and near and near.end() == after.start:
+            found[at] = ReadNumber(read.value, after.unit, read.start, read.end)
+    return found
 
 
 # An inch mark right after a number ('24" long', "a 24” tall dog"); one that closes a
@@ -877,6 +896,11 @@ def _unit_word_end(rest: str) -> int:
 # "mend 3 pairs of shoes in an hour": a count of things done in one period, a few words on
 # (GSM8K train 1630: read as a plain 3, its 35 hours of work made 105 h of shoes)
 _IN_ONE = re.compile(r"(?:\s+[A-Za-z'-]+){1,4}?\s+in\s+(?:an?|one)\s+(?P<period>[a-z]+)\b")
+# "4 pieces of gum a day", "2 cups of coffee every day": a rate whose thing is named after
+# "of" (GSM8K test 730: a plain 4 times 30 days made 120 d of gum, and its packs a ceil of days)
+_OF_THING = re.compile(
+    r"\s+[A-Za-z'-]+\s+of\s+[A-Za-z'-]+\s+(?P<per>per|an?|each|every)\s+(?P<period>[a-z]+)\b"
+)
 
 
 def _names_a_period(words: list[str]) -> bool:
@@ -888,6 +912,8 @@ def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
     """A rate over time: 40 images per hour is 40 / h, $10 per hour 10 USD / h."""
     words = [word.strip(".,;:()?!").casefold() for word in text[read.end :].split()[:3]]
     per_at = next((i for i, word in enumerate(words[:2]) if word in _PER | _PER_OR_NOT), None)
+    if per_at is None and (of_thing := _OF_THING.match(text, read.end)):
+        words, per_at = [of_thing.group("per"), of_thing.group("period")], 0
     within = _IN_ONE.match(text, read.end) if per_at is None and read.unit is None else None
     if within and not _names_a_period(words[:1]):  # "four weeks in a month" is no rate
         words, per_at = ["in", within.group("period")], 0
