@@ -938,3 +938,27 @@ print(total / {dozen})
     assert _refuses(POMELOS, program.format(dozen=13), "13")
     # not required: "2 dozens cost $14" counts in dozens
     assert not any(n.required for n in word_numbers("2 dozens cost $14") if n.value == 12)
+
+
+CANDLES = (
+    "On her birthday, Avianna bought red candles and blue candles in the ratio of 5:3. If "
+    "Avianna had 45 red candles on her birthday, how many blue candles did she have?"
+)
+
+
+def test_the_parts_of_a_ratio_are_numbers_of_the_goal(tmp_path):
+    """Train 630, 246: "in the ratio of 5:3" states a 5 and a 3; both were refused as "not
+    a number of the goal" (a:b was left alone as a time of day is)."""
+    program = """```python
+red = 45
+ratio_red = {red}
+ratio_blue = 3
+print(red / ratio_red * ratio_blue)
+```"""
+    _verified(CANDLES, 27, program.format(red=5), "45 / 5 * 3 = 27.\nANSWER: 27", tmp_path)
+    assert _refuses(CANDLES, program.format(red=4), "4")
+    three = "Sam shared money between Ann, Amy and Ruth in the ratio 2:1:3 respectively."
+    assert [n.value for n in goal_numbers(three)] == [2, 1, 3]
+    # only where the sentence speaks of a ratio, and never a time of day
+    assert goal_numbers("At 5:00, 40 people left. The ratio is 5:7.")[0].value == 40
+    assert [n.value for n in goal_numbers("The ratio of cars left by 3:30 pm is 2:5.")] == [2, 5]
