@@ -13,7 +13,7 @@ from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
 from stepgraph.verifiers import word_numbers
-from stepgraph.verifiers._numbers import goal_numbers, read_numbers
+from stepgraph.verifiers._numbers import goal_numbers, quoted_quantities, read_numbers
 
 FROGS = (
     "A frog lays 800 eggs a year.  10 percent dry up, and 70 percent are eaten.  1/4 of the "
@@ -962,3 +962,5 @@ print(red / ratio_red * ratio_blue)
     # only where the sentence speaks of a ratio, and never a time of day
     assert goal_numbers("At 5:00, 40 people left. The ratio is 5:7.")[0].value == 40
     assert [n.value for n in goal_numbers("The ratio of cars left by 3:30 pm is 2:5.")] == [2, 5]
+    # a plan's input may quote the ratio as the goal writes it
+    assert [item.number.value for item in quoted_quantities("5:3", CANDLES)] == [5, 3]

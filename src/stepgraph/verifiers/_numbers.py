@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pint
@@ -242,6 +242,15 @@ def _sentence_before(text: str, at: int) -> str:
     return text[starts[-1] if starts else 0 : at]
 
 
+def _ratios(text: str) -> list[re.Match[str]]:
+    return [
+        match
+        for match in _RATIO.finditer(text)
+        if _RATIO_BEFORE.search(_sentence_before(text, match.start()))
+        and not _TIME_OF_DAY.match(text, match.end())  # "the ratio ... by 3:30 pm"
+    ]
+
+
 def _ratio_parts(match: re.Match[str]) -> list[GoalNumber]:
     return [
         GoalNumber(part.group(0), float(part.group(0)), match.start() + part.end(),
@@ -277,12 +286,9 @@ def goal_numbers(text: str) -> list[GoalNumber]:
         found.append(
             GoalNumber(written, days, week.end, accepted=[days], required=False, days=days)
         )
-    for match in _RATIO.finditer(text):
-        if _RATIO_BEFORE.search(_sentence_before(text, match.start())) and not (
-            _TIME_OF_DAY.match(text, match.end())  # "the ratio ... by 3:30 pm"
-        ):
-            found += _ratio_parts(match)
-            ranges.append(match.span())
+    for match in _ratios(text):
+        found += _ratio_parts(match)
+        ranges.append(match.span())
     for match in _FRACTION.finditer(text):
         if any(start <= match.start() < end for start, end in ranges):
             continue
@@ -675,6 +681,14 @@ def quoted_quantities(quote: str, goal: str) -> list[Stated]:
     stated = _stated_alone(quote)
     if span := re.search(r"\s+".join(map(re.escape, quote.split())), goal, re.IGNORECASE):
         stated = _with_reading(stated, goal, span.start())
+        # a quote "3:2" says no ratio; the goal's sentence around it does
+        stated += [
+            Stated(replace(part, end=part.end - span.start()), None)
+            for ratio in _ratios(goal)
+            if span.start() <= ratio.start() and ratio.end() <= span.end()
+            for part in _ratio_parts(ratio)
+            if not any(item.number.value == part.value for item in stated)
+        ]
     if _AGES.search(goal):  # "3 years" quoted from a question of ages may be a plain 3
         stated += [Stated(item.number, None) for item in stated if item.unit == _YEAR]
     written, goal_text = normalized(quote), normalized(goal)
