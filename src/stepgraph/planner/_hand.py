@@ -142,7 +142,8 @@ def _named_unit(step_id: str) -> str | None:
     ``total_money_cents = total_money * 100`` (6921, dollars).
     """
     words = step_id.split("_")
-    # or the name starts with it: ``hours_to_clean_half = minutes / 60`` (GSM8K test 853);
+    # or the name starts with it: ``hours_watched = total_minutes / 60`` (GSM8K train 145,
+    # test 853's ``hours_to_clean_half``);
     # not a rate's (``hours_per_day``), whose first word is not the step's unit
     ends = [words[-1]] if "per" in words else [words[-1], words[0]]
     return next(

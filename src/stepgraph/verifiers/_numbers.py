@@ -228,8 +228,9 @@ _OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
 
 
 # "in the ratio 3:2", "The ratio of boys to girls is 5:7", "2:1:3": each part a number,
-# which `_NUMBER` leaves alone as it does a time of day (GSM8K test 704: a right 3 / (3 + 2)
-# refused as 3 "not a number of the goal"; train: 34 such ratios, 33 solved with each part)
+# which `_NUMBER` leaves alone as it does a time of day (GSM8K train 630, 246, test 704: a
+# right 5 / (5 + 7) refused as 5 "not a number of the goal"; of the 34 ratios so written in
+# train questions, the solutions use each part of 33)
 _RATIO = re.compile(r"(?<![\w.:])\d+(?:\s*:\s*\d+)+(?![\w:]*\d)")
 _RATIO_BEFORE = re.compile(r"\bratios?\b", re.IGNORECASE)
 _RATIO_PART = re.compile(r"\d+")
@@ -243,6 +244,7 @@ def _sentence_before(text: str, at: int) -> str:
 
 
 def _ratios(text: str) -> list[re.Match[str]]:
+    """The text's "a:b" that a sentence speaking of a ratio writes, and no time of day."""
     return [
         match
         for match in _RATIO.finditer(text)
@@ -871,8 +873,9 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
     return _compared_alike(sorted(found, key=lambda read: read.start), text)
 
 
-# "10 less than 50 packages per hour": the difference is in the unit of what it is taken
-# from (GSM8K test 911: a plain 10 taken from 50 / h was refused, "units do not match")
+# "2 more than 5 miles", "10 less than 50 packages per hour": the difference is in the unit
+# of what it is taken from (GSM8K train 2145, 467, test 911: a plain 2 added to 5 mi was
+# refused, "units do not match")
 _LESS_THAN = re.compile(r"\s+(?:less|more|fewer)\s+than\s+", re.IGNORECASE)
 
 
@@ -939,8 +942,9 @@ def _unit_word_end(rest: str) -> int:
 # "mend 3 pairs of shoes in an hour": a count of things done in one period, a few words on
 # (GSM8K train 1630: read as a plain 3, its 35 hours of work made 105 h of shoes)
 _IN_ONE = re.compile(r"(?:\s+[A-Za-z'-]+){1,4}?\s+in\s+(?:an?|one)\s+(?P<period>[a-z]+)\b")
-# "4 pieces of gum a day", "2 cups of coffee every day": a rate whose thing is named after
-# "of" (GSM8K test 730: a plain 4 times 30 days made 120 d of gum, and its packs a ceil of days)
+# "2 pages of notes every day", "4 pieces of gum a day": a rate whose thing is named after
+# "of" (GSM8K train 5063, test 730: a plain 2 times 6 weeks made pages in weeks, and the
+# packs' ceil of them was refused as a ceil of a time)
 _OF_THING = re.compile(
     r"\s+[A-Za-z'-]+\s+of\s+[A-Za-z'-]+\s+(?P<per>per|an?|each|every)\s+(?P<period>[a-z]+)\b"
 )
