@@ -943,7 +943,7 @@ def _unit_word_end(rest: str) -> int:
 # (GSM8K train 1630: read as a plain 3, its 35 hours of work made 105 h of shoes)
 _IN_ONE = re.compile(r"(?:\s+[A-Za-z'-]+){1,4}?\s+in\s+(?:an?|one)\s+(?P<period>[a-z]+)\b")
 # "2 pages of notes every day", "4 pieces of gum a day": a rate whose thing is named after
-# "of" (GSM8K train 5063, test 730: a plain 2 times 6 weeks made pages in weeks, and the
+# "of" (GSM8K train 5063, test 730: read as a plain 2, the pages came out in days, and the
 # packs' ceil of them was refused as a ceil of a time)
 _OF_THING = re.compile(
     r"\s+[A-Za-z'-]+\s+of\s+[A-Za-z'-]+\s+(?P<per>per|an?|each|every)\s+(?P<period>[a-z]+)\b"
