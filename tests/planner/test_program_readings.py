@@ -868,6 +868,13 @@ def test_things_of_something_each_day_are_a_rate(tmp_path):
     # a comma ends the clause: "4 pieces of gum, a day later" counts pieces, no rate
     later = read_numbers("He had 4 pieces of gum, a day later 3 more, over 5 days.")
     assert [str(read.unit) for read in later] == ["None", "None", "d"]
+    # nor a moment: "a week before", "a day ago", "a second time"
+    for goal in (
+        "Lisa bought 12 packs of gum a week before her 5-day trip.",
+        "Tom baked 24 loaves of bread a day ago and sold them over 3 hours.",
+        "He ate 3 pieces of cake a second time in 5 minutes.",
+    ):
+        assert read_numbers(goal)[0].unit is None, goal
 
 
 RUDOLPH = (
@@ -893,6 +900,16 @@ def test_a_number_more_or_less_than_a_quantity_is_in_its_unit(tmp_path):
     # only right before the quantity: "2 more, than 5 miles" or "2 more than twice 5 miles" not
     for goal in ("He ran 2 more than twice 5 miles.", "He ran 2 more, than 5 miles."):
         assert read_numbers(goal)[0].unit is None, goal
+    # and only a count: a share of it ("25% more than $20,000" is 0.25, a plain share), a
+    # fraction ("a third more than 30 minutes"), a year ("In 2019 more than 300 miles")
+    for goal in (
+        "A new car costs 25% more than $20,000.",
+        "It took a third more than 30 minutes.",
+        "In 2019 more than 300 miles were driven.",
+    ):
+        assert read_numbers(goal)[0].unit is None, goal
+    chained = read_numbers("He ran 1 less than 2 more than 5 miles.")
+    assert [str(read.unit) for read in chained] == ["mi", "mi", "mi"]
 
 
 NATASHA = (
@@ -938,6 +955,9 @@ print(total / {dozen})
     assert _refuses(POMELOS, program.format(dozen=13), "13")
     # not required: "2 dozens cost $14" counts in dozens
     assert not any(n.required for n in word_numbers("2 dozens cost $14") if n.value == 12)
+    # and only counted: "Dozens of people came" says many, no 12
+    fair = "Dozens of people came to the fair, each paying $5. The fair took in $600. How many?"
+    assert _refuses(fair, "```python\nprint(600 / 5 / 12)\n```", "12")
 
 
 CANDLES = (
@@ -962,5 +982,20 @@ print(red / ratio_red * ratio_blue)
     # only where the sentence speaks of a ratio, and never a time of day
     assert goal_numbers("At 5:00, 40 people left. The ratio is 5:7.")[0].value == 40
     assert [n.value for n in goal_numbers("The ratio of cars left by 3:30 pm is 2:5.")] == [2, 5]
+    assert [n.value for n in goal_numbers("The ratio of boys in the 8:30 class is 3 to 2.")] == [
+        3,
+        2,
+    ]  # a time of day without am or pm, where no ratio stands
+    assert [n.value for n in goal_numbers("The ratio is 1:4 from 9:00 to 11:00.")] == [1, 4, 2]
+    # each part whole, as written: decimals and thousands
+    assert [
+        n.value for n in goal_numbers("Flour to sugar in the ratio 1:2.5, a map 1:25,000 ratio")
+    ] == [
+        1,
+        2.5,
+        1,
+        25000,
+    ]
+    assert goal_numbers("The ratio of $3:2 bets.") == []  # no ratio of dollars
     # a plan's input may quote the ratio as the goal writes it
     assert [item.number.value for item in quoted_quantities("5:3", CANDLES)] == [5, 3]

@@ -75,6 +75,12 @@ _COMPOUNDED = {"double", "triple", "quadruple"}
 # "2 dozens cost $14" counts in dozens (GSM8K train: 9 of the 11 questions with "dozens"
 # use 12; test 1141's eggs / 12 was refused as 12 "not a number of the goal")
 _UNIT_WORDS = {"dozens"}
+# only counted ("three dozens", "10 dozens", "how many dozens"): "Dozens of people came"
+# says many, and a 12 there would be a number from nowhere
+_COUNT_BEFORE = re.compile(
+    rf"(?:\d|\b(?:how\s+many|{'|'.join(w for w in _WORD_VALUES if w != 'dozens')}))\s+$",
+    re.IGNORECASE,
+)
 _COMPOUND_AFTER = re.compile(r"-[a-z]", re.IGNORECASE)
 _NOUN_BEFORE = re.compile(
     r"\b(?:are|were|few|some|many|of|the|\d+|two|three|four|five|six)\s+$", re.IGNORECASE
@@ -231,9 +237,15 @@ _OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
 # which `_NUMBER` leaves alone as it does a time of day (GSM8K train 630, 246, test 704: a
 # right 5 / (5 + 7) refused as 5 "not a number of the goal"; of the 34 ratios so written in
 # train questions, the solutions use each part of 33)
-_RATIO = re.compile(r"(?<![\w.:])\d+(?:\s*:\s*\d+)+(?![\w:]*\d)")
+_RATIO_PART = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")  # 1:2.5, 1:25,000
+_RATIO = re.compile(
+    rf"(?<![\w.:$])(?:{_RATIO_PART.pattern})(?:\s*:\s*(?:{_RATIO_PART.pattern}))+(?![\w:]*\d)"
+)
 _RATIO_BEFORE = re.compile(r"\bratios?\b", re.IGNORECASE)
-_RATIO_PART = re.compile(r"\d+")
+# where a ratio's numbers stand: "the ratio (of) 3:2", "... is 5:7", "in a 3:2 ratio"; not
+# "the ratio of boys in the 8:30 class", a time
+_RATIO_HERE = re.compile(r"\b(?:ratios?(?:\s+of)?|is|are|was|were|be|at|to)\s+$", re.IGNORECASE)
+_RATIO_AFTER = re.compile(r"\s+ratio\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]\s")
 
 
@@ -248,17 +260,27 @@ def _ratios(text: str) -> list[re.Match[str]]:
     return [
         match
         for match in _RATIO.finditer(text)
-        if _RATIO_BEFORE.search(_sentence_before(text, match.start()))
-        and not _TIME_OF_DAY.match(text, match.end())  # "the ratio ... by 3:30 pm"
+        if (
+            _RATIO_AFTER.match(text, match.end())
+            or _RATIO_BEFORE.search(_sentence_before(text, match.start()))
+            and _RATIO_HERE.search(text, 0, match.start())
+        )
+        and not _TIME_OF_DAY.match(text, match.end())  # "the ratio ... is 3:30 pm"
     ]
 
 
+def _read_in_context(goal: str) -> list[GoalNumber]:
+    """The goal's numbers that only the words around them make numbers: ratios, dozens."""
+    dozens = [number for number in word_numbers(goal) if number.text.casefold() in _UNIT_WORDS]
+    return [*(part for ratio in _ratios(goal) for part in _ratio_parts(ratio)), *dozens]
+
+
 def _ratio_parts(match: re.Match[str]) -> list[GoalNumber]:
-    return [
-        GoalNumber(part.group(0), float(part.group(0)), match.start() + part.end(),
-                   accepted=[float(part.group(0))])
-        for part in _RATIO_PART.finditer(match.group(0))
-    ]  # fmt: skip
+    parts = []
+    for part in _RATIO_PART.finditer(match.group(0)):
+        value = float(part.group(0).replace(",", ""))
+        parts.append(GoalNumber(part.group(0), value, match.start() + part.end(), accepted=[value]))
+    return parts
 
 
 def goal_numbers(text: str) -> list[GoalNumber]:
@@ -289,8 +311,9 @@ def goal_numbers(text: str) -> list[GoalNumber]:
             GoalNumber(written, days, week.end, accepted=[days], required=False, days=days)
         )
     for match in _ratios(text):
-        found += _ratio_parts(match)
-        ranges.append(match.span())
+        if not any(start < match.end() and match.start() < end for start, end in ranges):
+            found += _ratio_parts(match)
+            ranges.append(match.span())
     for match in _FRACTION.finditer(text):
         if any(start <= match.start() < end for start, end in ranges):
             continue
@@ -479,6 +502,8 @@ def word_numbers(text: str) -> list[GoalNumber]:
         if word in _PERIODS and _PERIOD_BEFORE.search(text, 0, match.start()):
             continue
         if word in _MULTIPLIER_VERBS and _NOUN_BEFORE.search(text, 0, match.start()):
+            continue
+        if word in _UNIT_WORDS and not _COUNT_BEFORE.search(text, 0, match.start()):
             continue
         tens, _, ones = word.replace("-", " ").partition(" ")
         values = (_WORD_VALUES[tens][0] + _ONES[ones],) if ones else _WORD_VALUES[word]
@@ -683,13 +708,12 @@ def quoted_quantities(quote: str, goal: str) -> list[Stated]:
     stated = _stated_alone(quote)
     if span := re.search(r"\s+".join(map(re.escape, quote.split())), goal, re.IGNORECASE):
         stated = _with_reading(stated, goal, span.start())
-        # a quote "3:2" says no ratio; the goal's sentence around it does
+        # a quote "3:2" says no ratio, nor "dozens of eggs" how many: the goal around it does
         stated += [
-            Stated(replace(part, end=part.end - span.start()), None)
-            for ratio in _ratios(goal)
-            if span.start() <= ratio.start() and ratio.end() <= span.end()
-            for part in _ratio_parts(ratio)
-            if not any(item.number.value == part.value for item in stated)
+            Stated(replace(number, end=number.end - span.start()), None)
+            for number in _read_in_context(goal)
+            if span.start() < number.end <= span.end()
+            and not any(item.number.value == number.value for item in stated)
         ]
     if _AGES.search(goal):  # "3 years" quoted from a question of ages may be a plain 3
         stated += [Stated(item.number, None) for item in stated if item.unit == _YEAR]
@@ -877,13 +901,25 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
 # of what it is taken from (GSM8K train 2145, 467, test 911: a plain 2 added to 5 mi was
 # refused, "units do not match")
 _LESS_THAN = re.compile(r"\s+(?:less|more|fewer)\s+than\s+", re.IGNORECASE)
+# a count, in digits or a whole number word: not "25% more than $20,000" (a share of it), nor
+# "a third more than 30 minutes"
+_COUNT = re.compile(rf"\d[\d,]*(?:\.\d+)?|(?:{_TENS})(?:[- ](?:{_UNITS}))?|{_UNITS}|ten", re.I)
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|by|until|of)\s+$", re.IGNORECASE)  # "In 2019 more than"
 
 
 def _compared_alike(found: list[ReadNumber], text: str) -> list[ReadNumber]:
-    """Each plain number "k less|more|fewer than" a quantity given that quantity's unit."""
-    for at, (read, after) in enumerate(zip(found, found[1:], strict=False)):
+    """Each plain count "k less|more|fewer than" a quantity given that quantity's unit."""
+    for at in range(len(found) - 2, -1, -1):  # from the last: "1 less than 2 more than 5 mi"
+        read, after = found[at], found[at + 1]
         near = _LESS_THAN.match(text, read.end)
-        if read.unit is None and after.unit is not None and near and near.end() == after.start:
+        if (
+            read.unit is None
+            and after.unit is not None
+            and near
+            and near.end() == after.start
+            and _COUNT.fullmatch(text, read.start, read.end)
+            and not _YEAR_BEFORE.search(text, 0, read.start)
+        ):
             found[at] = ReadNumber(read.value, after.unit, read.start, read.end)
     return found
 
@@ -947,6 +983,7 @@ _IN_ONE = re.compile(r"(?:\s+[A-Za-z'-]+){1,4}?\s+in\s+(?:an?|one)\s+(?P<period>
 # packs' ceil of them was refused as a ceil of a time)
 _OF_THING = re.compile(
     r"\s+[A-Za-z'-]+\s+of\s+[A-Za-z'-]+\s+(?P<per>per|an?|each|every)\s+(?P<period>[a-z]+)\b"
+    r"(?!\s+(?:ago|before|after|later|earlier|time)\b)"  # "a day ago", "a second time"
 )
 
 
