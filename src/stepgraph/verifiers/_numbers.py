@@ -987,6 +987,15 @@ _OF_THING = re.compile(
 )
 
 
+def _listed_before(text: str, read: ReadNumber) -> bool:
+    """Whether the sentence counts the same things before: "the first bakery needs 2 sacks,
+    ..., the third 12 sacks of strawberries per week" (GSM8K train 4616) says the rate of
+    the whole list, and a 12 / week added to a plain 2 would be refused."""
+    noun = re.match(r"\s+([A-Za-z'-]+)", text[read.end :])
+    before = _sentence_before(text, read.start)
+    return noun is not None and re.search(rf"\w\s+{re.escape(noun.group(1))}\b", before) is not None
+
+
 def _names_a_period(words: list[str]) -> bool:
     unit = _unit_after(words[0]) if words else None
     return unit is not None and unit.dimensionality == {_TIME: 1}
@@ -996,7 +1005,8 @@ def _as_rate(read: ReadNumber, text: str) -> ReadNumber:
     """A rate over time: 40 images per hour is 40 / h, $10 per hour 10 USD / h."""
     words = [word.strip(".,;:()?!").casefold() for word in text[read.end :].split()[:3]]
     per_at = next((i for i, word in enumerate(words[:2]) if word in _PER | _PER_OR_NOT), None)
-    if per_at is None and (of_thing := _OF_THING.match(text, read.end)):
+    of_thing = _OF_THING.match(text, read.end) if per_at is None else None
+    if of_thing and not _listed_before(text, read):
         words, per_at = [of_thing.group("per"), of_thing.group("period")], 0
     within = _IN_ONE.match(text, read.end) if per_at is None and read.unit is None else None
     if within and not _names_a_period(words[:1]):  # "four weeks in a month" is no rate
