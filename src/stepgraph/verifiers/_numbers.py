@@ -988,9 +988,12 @@ _OF_THING = re.compile(
 
 
 def _listed_before(text: str, read: ReadNumber) -> bool:
-    """Whether the sentence counts the same things before: "the first bakery needs 2 sacks,
-    ..., the third 12 sacks of strawberries per week" (GSM8K train 4616) says the rate of
-    the whole list, and a 12 / week added to a plain 2 would be refused."""
+    """Whether the sentence before `read` counts the things it counts.
+
+    "The first bakery needs 2 sacks, ..., the third 12 sacks of strawberries per week"
+    (GSM8K train 4616) says the rate of the whole list: a 12 / week added to a plain 2
+    would be refused.
+    """
     noun = re.match(r"\s+([A-Za-z'-]+)", text[read.end :])
     before = _sentence_before(text, read.start)
     return noun is not None and re.search(rf"\w\s+{re.escape(noun.group(1))}\b", before) is not None
