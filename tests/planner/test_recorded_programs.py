@@ -57,6 +57,9 @@ UNFAITHFUL: dict[str, str] = {
     "gsm8k-train-6983#clock-new1": "`7 - 1  # from 1:00 pm to 7:00 pm` is the range's 6 h, "
     "and 6 h // 20 min is 18 rides to the units, 0 to Python: 1,260 people (the dataset's "
     "answer) where Python says 0",
+    "gsm8k-train-4219#t25": "200 beats per minute times 2 hours a day is 24,000 a day to the "
+    "units, 400 to Python's bare numbers: 168,000 a week (the dataset's answer) where Python "
+    "says 2,800",
 }
 
 
