@@ -135,16 +135,15 @@ def measure_unit(text: str) -> pint.Unit | None:
 
 
 def _named_unit(step_id: str) -> str | None:
-    """The unit a step's name ends in (``row_length_inches``), where it is one of measure.
+    """The unit a step's name ends (or starts) with (``row_length_inches``), one of measure.
 
     A program converts by hand under a name that says into what: ``row_length_inches =
     row_length_feet * 12`` (GSM8K train 4978), ``..._ounces = ..._pounds * 16`` (4272),
     ``total_money_cents = total_money * 100`` (6921, dollars).
     """
     words = step_id.split("_")
-    # or the name starts with it: ``hours_watched = total_minutes / 60`` (GSM8K train 145,
-    # test 853's ``hours_to_clean_half``);
-    # not a rate's (``hours_per_day``), whose first word is not the step's unit
+    # or starts with: ``hours_watched = total_minutes / 60`` (GSM8K train 145, test 853's
+    # ``hours_to_clean_half``); not a rate's (``hours_per_day``: not the step's unit)
     ends = [words[-1]] if "per" in words else [words[-1], words[0]]
     return next(
         (word for word in ends if len(word) >= 3 and word.isalpha() and measure_word(word)), None

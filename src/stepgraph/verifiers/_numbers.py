@@ -903,7 +903,9 @@ def read_numbers(text: str, *, worded_units: bool = False) -> list[ReadNumber]:
 _LESS_THAN = re.compile(r"\s+(?:less|more|fewer)\s+than\s+", re.IGNORECASE)
 # a count, in digits or a whole number word: not "25% more than $20,000" (a share of it), nor
 # "a third more than 30 minutes"
-_COUNT = re.compile(rf"\d[\d,]*(?:\.\d+)?|(?:{_TENS})(?:[- ](?:{_UNITS}))?|{_UNITS}|ten", re.I)
+_COUNT = re.compile(
+    rf"\d[\d,]*(?:\.\d+)?|(?:{_TENS})(?:[- ](?:{_UNITS}))?|{_UNITS}|ten", re.IGNORECASE
+)
 _YEAR_BEFORE = re.compile(r"\b(?:in|since|by|until|of)\s+$", re.IGNORECASE)  # "In 2019 more than"
 
 
