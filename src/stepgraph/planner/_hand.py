@@ -142,12 +142,18 @@ def _named_unit(step_id: str) -> str | None:
     ``total_money_cents = total_money * 100`` (6921, dollars).
     """
     words = step_id.split("_")
-    # or starts with: ``hours_watched = total_minutes / 60`` (GSM8K train 145, test 853's
-    # ``hours_to_clean_half``); not a rate's (``hours_per_day``: not the step's unit)
-    ends = [words[-1]] if "per" in words else [words[-1], words[0]]
-    return next(
-        (word for word in ends if len(word) >= 3 and word.isalpha() and measure_word(word)), None
-    )
+    last = words[-1]
+    if len(last) >= 3 and last.isalpha() and measure_word(last):
+        return last
+    # or starts with a unit of time: ``hours_watched = total_minutes / 60`` (GSM8K train 145,
+    # test 853's ``hours_to_clean_half``); not a rate's (``hours_per_day``), nor another
+    # kind's (``bytes_transferred = bits / 8`` was refused in a recorded real run, and a
+    # replay must refuse it again)
+    first = words[0]  # at least 4 letters: "min_price" is no minute
+    if len(first) < 4 or not first.isalpha() or "per" in words:
+        return None
+    unit = measure_unit(first)
+    return first if unit is not None and unit.dimensionality == {"[time]": 1} else None
 
 
 def _converted(
