@@ -912,7 +912,7 @@ def test_a_number_more_or_less_than_a_quantity_is_in_its_unit(tmp_path):
     assert [str(read.unit) for read in chained] == ["mi", "mi", "mi"]
 
 
-NATASHA = (
+JEOPARDY = (
     "James watched 2 episodes of Jeopardy and 2 episodes of Wheel of Fortune.  Jeopardy is 20 "
     "minutes and Wheel of Fortune is twice as long.  How many hours did he watch TV?"
 )
@@ -929,11 +929,11 @@ total_minutes = 2 * jeopardy_minutes + 2 * wheel_minutes
 print({name})
 ```"""
     words = "40 + 80 = 120 minutes, 2 hours.\nANSWER: 2"
-    _verified(NATASHA, 2, program.format(name="hours_watched", factor=60), words, tmp_path)
+    _verified(JEOPARDY, 2, program.format(name="hours_watched", factor=60), words, tmp_path)
     # a wrong factor stays a number from nowhere, and a rate's name says no unit of the step
-    assert _refuses(NATASHA, program.format(name="hours_watched", factor=30), "30")
+    assert _refuses(JEOPARDY, program.format(name="hours_watched", factor=30), "30")
     assert "conversion factor" in str(
-        _parsed(NATASHA, program.format(name="hours_per_show", factor=60)).problems
+        _parsed(JEOPARDY, program.format(name="hours_per_show", factor=60)).problems
     )
 
 
