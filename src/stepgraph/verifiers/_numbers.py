@@ -75,12 +75,6 @@ _COMPOUNDED = {"double", "triple", "quadruple"}
 # "2 dozens cost $14" counts in dozens (GSM8K train: 9 of the 11 questions with "dozens"
 # use 12; test 1141's eggs / 12 was refused as 12 "not a number of the goal")
 _UNIT_WORDS = {"dozens"}
-# only counted ("three dozens", "10 dozens", "how many dozens"): "Dozens of people came"
-# says many, and a 12 there would be a number from nowhere
-_COUNT_BEFORE = re.compile(
-    rf"(?:\d|\b(?:how\s+many|{'|'.join(w for w in _WORD_VALUES if w != 'dozens')}))\s+$",
-    re.IGNORECASE,
-)
 _COMPOUND_AFTER = re.compile(r"-[a-z]", re.IGNORECASE)
 _NOUN_BEFORE = re.compile(
     r"\b(?:are|were|few|some|many|of|the|\d+|two|three|four|five|six)\s+$", re.IGNORECASE
@@ -92,6 +86,9 @@ _NUMBER_WORD = re.compile(
     rf"\b((?:{_TENS})[- ](?:{_UNITS})|" + "|".join(_WORD_VALUES) + r")\b", re.IGNORECASE
 )
 _ONES = {word: n for n, word in enumerate(_UNITS.split("|"), start=1)}
+# only counted ("three dozens", "10 dozens", "how many dozens"): "Dozens of people came"
+# says many, and a 12 there would be a number from nowhere
+_COUNT_BEFORE = re.compile(rf"(?:\d|\bhow\s+many|{_NUMBER_WORD.pattern})\s+$", re.IGNORECASE)
 # "the first quarter", "that half", "per quarter": a part of a game or a year, named, not
 # a share of something (GSM8K train 1068 read "quarter" as 0.25 twice, and every plan was
 # refused for not using it).
@@ -251,8 +248,7 @@ _SENTENCE_END = re.compile(r"[.!?]\s")
 
 def _sentence_before(text: str, at: int) -> str:
     """The text from the start of the sentence that `at` is in, up to `at`."""
-    starts = [match.end() for match in _SENTENCE_END.finditer(text, 0, at)]
-    return text[starts[-1] if starts else 0 : at]
+    return text[max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0) : at]
 
 
 def _ratios(text: str) -> list[re.Match[str]]:
