@@ -92,6 +92,11 @@ def test_a_program_no_float_or_parser_can_hold_is_left_to_its_words(code):
         ("12 / 4 = 3 boxes; 7 - 2 = 6 cats.\nANSWER: 3", None),  # the slip gives no final
         ("(3 + 4) x 5 = 35.\nANSWER: 35", None),  # brackets: not worked out
         ("10 / 0 = 5.\nANSWER: 5", None),
+        # pieces of a longer sum: test 1185's words said 6 and were read as a slip worth 42
+        ("\\(6 + 6 \\times 6 = 6 + 36 = 42\\) slices.\n70 / 12 is 6 pies.\nANSWER: 6", None),
+        ("(2 + 4) x 6 + 1 = 37 seats.\nANSWER: 37", None),
+        ("\\( (2 + 4) \\times 6 + 1 = 37 \\)\nANSWER: 37", None),
+        ("so 3 + 4 = 8, then 8 x 2 = 16.\nANSWER: 8", (7, "3 + 4 = 8")),
     ],
 )
 def test_a_worked_answer_s_last_sum_written_wrong_is_found(text, slip):

@@ -67,6 +67,11 @@ _SUM = re.compile(
     rf"\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d)"
 )
 _OPERATORS = {"×": "*", "x": "*", "\\times": "*", "\\cdot": "*", "÷": "/", "\\div": "/"}
+# A sum that is one piece of a longer one: "6 + 6 \\times 6 = 6 + 36 = 42" holds no
+# "6 + 6 \\times 6 = 6" (GSM8K test 1185, read as a slip worth 42), nor "(2 + 4) x 6 + 1 = 37"
+# a "6 + 1 = 37".
+_OPERATOR_BEFORE = re.compile(r"(?:[-+*/×÷]|(?<!\\)\)|[\d)]\s*x|\\times|\\cdot|\\div)\s*$")
+_OPERATOR_AFTER = re.compile(r"\s*(?:[-+*/×÷]|\\times|\\cdot|\\div)\s*[$\d(]")
 
 
 def slipped_final(text: str, final: float) -> Slip | None:
@@ -77,7 +82,13 @@ def slipped_final(text: str, final: float) -> Slip | None:
     Only the very sum that gives the final number, only numbers and operators (no names,
     no brackets): one the engine can work out as written.
     """
-    sums = [m for m in _SUM.finditer(text) if _number(m.group("result")) == final]
+    sums = [
+        m
+        for m in _SUM.finditer(text)
+        if _number(m.group("result")) == final
+        and not _OPERATOR_BEFORE.search(text, 0, m.start())
+        and not _OPERATOR_AFTER.match(text, m.end())
+    ]
     if not sums:
         return None
     terms = sums[-1].group("terms").replace("$", "").replace(",", "")
