@@ -117,3 +117,47 @@ def test_a_cross_check_by_another_plan_asks_no_worked_answer(tmp_path):
     with server_for([PLAN]) as server:
         run(server, tmp_path / "plan.jsonl", cross_route="plan")
     assert not any(s.chosen for s in server.served)
+
+
+COUNTS_GOAL = "Ann buys 3 boxes of 12 eggs and 4 more eggs. How many eggs does she have?"
+PROGRAM = (
+    "```python\ndef solution():\n    boxes = 3\n    eggs_per_box = 12\n    more_eggs = 4\n"
+    "    return boxes * eggs_per_box + more_eggs\n```"
+)
+
+
+def worked_request_only(body):
+    """The worked answer's own system prompt (a program's also says "step by step")."""
+    return body["messages"][0]["content"].startswith("Solve the problem")
+
+
+def run_auto(server, path, goal, inputs=None):
+    settings = LLMSettings(base_url=server.url, api_key="x", model="m", timeout=10, max_retries=0)
+    planner = Planner(
+        OpenAIClient(settings), cross_route="auto", program_only="auto", worked_ahead=True
+    )
+    engine = Engine(planner=planner, cross_check=True)
+    return engine.run(Task(goal=goal, inputs=inputs or {}), journal=path)
+
+
+def test_with_the_auto_route_the_words_are_asked_beside_a_program(tmp_path):
+    """The small-model preset's route: `auto` takes the words for a goal of counts."""
+    worked = "3 x 12 = 36, and 36 + 4 = 40.\nANSWER: 40"
+    answer_for = lambda body: worked if worked_request_only(body) else None  # noqa: E731
+    path = tmp_path / "auto.jsonl"
+    with ChatStreamServer([PROGRAM], tokens_per_second=RATE, answer_for=answer_for) as server:
+        result = run_auto(server, path, COUNTS_GOAL)
+    assert result.status is RunStatus.VERIFIED, result.verdicts
+    program = next(s for s in server.served if not s.chosen)
+    words = next(s for s in server.served if s.chosen)
+    assert "Python function" in program.body["messages"][0]["content"]
+    assert words.started_at < program.finished_at  # side by side
+    assert replay(path).identical
+
+
+def test_with_the_auto_route_a_goal_of_data_asks_no_words_ahead(tmp_path):
+    """Data in the goal: `auto` checks by another plan, so no worked answer is asked."""
+    answer_for = lambda body: WORKED if worked_request_only(body) else None  # noqa: E731
+    with ChatStreamServer([PLAN], tokens_per_second=RATE, answer_for=answer_for) as server:
+        run_auto(server, tmp_path / "data.jsonl", GOAL, INPUTS)
+    assert not any(s.chosen for s in server.served)

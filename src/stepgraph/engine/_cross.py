@@ -46,7 +46,7 @@ from stepgraph.executor import Execution, check_plan, execute
 from stepgraph.journal import JournalWriter, PlanProposed
 from stepgraph.model import StepGraph, Verdict, VerdictKind, WorkedExample
 from stepgraph.planner import Planner, WorkedAhead, asked_unit
-from stepgraph.planner._route import route_for
+from stepgraph.planner._route import WORKED_ROUTES, route_for
 from stepgraph.planner._worked import computed, final_number, slipped_final, stated_numbers
 from stepgraph.references import REFERENCE_PATTERN, find_references
 from stepgraph.task import PreparedTask
@@ -58,7 +58,6 @@ from stepgraph.verifiers import verify
 PREFIX = "x_"
 AGREEMENT = 1e-3  # relative: two routes may round differently on the way
 TRIES = 3  # other plans asked for at most, each a model call
-WORKED_ROUTES = ("worked", "worked-code")  # the routes whose witness is the worked answer
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from stepgraph.engine._budget import stop_event
 from stepgraph.engine._cancel import CANCELLED, cancelled_event
 from stepgraph.engine._counts import whole_count
 from stepgraph.engine._cross import (
-    WORKED_ROUTES,
     CrossOutcome,
     compare_with,
     compare_with_words,
@@ -379,7 +378,8 @@ class RunSession:
         planner = self.config.planner
         if not self._cross_wanted or planner is None:
             return None
-        if getattr(planner, "cross_route", None) not in WORKED_ROUTES:
+        words_witness = getattr(planner, "words_witness", None)
+        if words_witness is None or not words_witness(self.prepared):
             return None
         limits = set(self.budget.limits()) if self.budget is not None else set()
         if limits & {"model_calls", "prompt_tokens", "completion_tokens", "cost"}:

@@ -64,7 +64,7 @@ from stepgraph.planner._read_goal import (
     read_values,
     shares_of,
 )
-from stepgraph.planner._route import ARITHMETIC, route_for
+from stepgraph.planner._route import ARITHMETIC, WORKED_ROUTES, route_for
 from stepgraph.planner._schema import plan_schema
 from stepgraph.planner._settings import (
     CrossRoute,
@@ -367,8 +367,22 @@ class Planner:
             return self.program_only
         if any(item.name not in ARITHMETIC for item in task.tools):
             return False
+        return self._route(task) != "plan"
+
+    def words_witness(self, task: PreparedTask) -> bool:
+        """Whether the cross-check will hold `task`'s answer to the worked answer.
+
+        A `worked` route always; `auto` where the goal as read takes the words (`route_for`),
+        which a plan's own inputs may still turn into another plan at the check.
+        """
+        if self.cross_route in WORKED_ROUTES:
+            return True
+        return self.cross_route == "auto" and self._route(task) in WORKED_ROUTES
+
+    def _route(self, task: PreparedTask) -> str:
+        """The second route `auto` takes for `task`, by the inputs read from its goal."""
         values = [*task.inputs.values(), *read_values(self._read(task)).values()]
-        return route_for(task.task.goal, values) != "plan"
+        return route_for(task.task.goal, values, task.tools.names())
 
     def reason(
         self,

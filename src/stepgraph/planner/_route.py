@@ -10,6 +10,7 @@ import pint
 from stepgraph.planner._read_goal import asked_unit
 
 ARITHMETIC = frozenset({"calculate", "unit_convert"})
+WORKED_ROUTES = ("worked", "worked-code")  # the routes whose witness is the worked answer
 
 
 def route_for(goal: str, values: Iterable[Any], tools: Iterable[str] = ()) -> str:
