@@ -161,3 +161,38 @@ def test_with_the_auto_route_a_goal_of_data_asks_no_words_ahead(tmp_path):
     with ChatStreamServer([PLAN], tokens_per_second=RATE, answer_for=answer_for) as server:
         run_auto(server, tmp_path / "data.jsonl", GOAL, INPUTS)
     assert not any(s.chosen for s in server.served)
+
+
+class WordsByTheGoal(Planner):
+    """`auto` as it can turn out: the goal as read takes the words, the plan's inputs a plan."""
+
+    def words_witness(self, task):
+        return True
+
+
+def test_words_asked_ahead_that_the_check_does_not_take_are_stopped_and_journaled(tmp_path):
+    """No answer left running unseen: its cost is journaled as for a run no plan reached."""
+    path = tmp_path / "other-plan.jsonl"
+    long_worked = " ".join(["so on"] * 400) + "\nANSWER: 3"  # still coming when the check runs
+    answer_for = lambda body: long_worked if worked_request(body) else None  # noqa: E731
+    with ChatStreamServer([PLAN], tokens_per_second=RATE, answer_for=answer_for) as server:
+        settings = LLMSettings(
+            base_url=server.url, api_key="x", model="m", timeout=10, max_retries=0
+        )
+        planner = WordsByTheGoal(
+            OpenAIClient(settings), cross_route="plan", plan_retries=1, worked_ahead=True
+        )
+        result = Engine(planner=planner, cross_check=True).run(
+            Task(goal=GOAL, inputs=INPUTS), journal=path
+        )
+        _, worked = served(server)
+        deadline = time.monotonic() + 10
+        while not worked.finished_at and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert result.status is RunStatus.VERIFIED
+    assert "worked answer" not in result.verdicts[-1].description  # another plan's check
+    journal = read_journal(path)
+    [unused] = journal.of_kind("llm.unused")
+    assert unused.purpose == "worked" and "another plan" in unused.reason
+    assert worked.stopped and worked.sent < worked.total
+    assert replay(path).identical

@@ -339,17 +339,23 @@ class RunSession:
         if previous is not None and previous.words is not None:
             return compare_with_words(previous.words, self.prepared, plan, execution)
         ahead, self.ahead = self.ahead, None  # one answer, for the first comparison
-        return cross_check(
-            self.prepared,
-            plan,
-            execution,
-            planner,
-            self.journal,
-            max_workers=self.workers,
-            backend=self.config.backend(),
-            ahead=ahead,
-            examples=self.examples,
-        )
+        try:
+            return cross_check(
+                self.prepared,
+                plan,
+                execution,
+                planner,
+                self.journal,
+                max_workers=self.workers,
+                backend=self.config.backend(),
+                ahead=ahead,
+                examples=self.examples,
+            )
+        finally:
+            if ahead is not None and not ahead.taken:
+                # `auto` checked by another plan after all (by the plan's own inputs)
+                self.ahead = ahead
+                self._drop_ahead("the check took another plan as its witness")
 
     @property
     def _cross_wanted(self) -> bool:
@@ -386,7 +392,7 @@ class RunSession:
             return None
         return planner.worked_ahead(self.prepared)
 
-    def _drop_ahead(self) -> None:
+    def _drop_ahead(self, why: str = "no plan reached it") -> None:
         """A worked answer asked ahead and never compared: stopped, and its cost journaled."""
         ahead, self.ahead = self.ahead, None
         if ahead is None:
@@ -399,7 +405,7 @@ class RunSession:
                 usage=reply.usage if reply is not None else {},
                 latency_ms=reply.latency_ms if reply is not None else None,
                 model=ahead.model,
-                reason="asked beside the plan for the cross-check; no plan reached it",
+                reason=f"asked beside the plan for the cross-check; {why}",
             )
         )
 

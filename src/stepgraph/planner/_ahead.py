@@ -33,6 +33,7 @@ class WorkedAhead:
         self._client = client
         self._stop = threading.Event()
         self._reply: Future[LLMReply] = Future()
+        self.taken = False  # read or stopped: what happens to the answer is decided
         # A daemon: a process that exits before the answer came must not wait for it.
         thread = threading.Thread(target=self._ask, name="stepgraph-worked-ahead", daemon=True)
         thread.start()
@@ -49,10 +50,12 @@ class WorkedAhead:
 
     def reply(self) -> LLMReply:
         """The answer, waiting for it if it is still coming; its error if it failed."""
+        self.taken = True
         return self._reply.result()
 
     def stop(self) -> LLMReply | None:
         """Stop the answer (the stream closes at its next piece); what came back, if anything."""
+        self.taken = True
         self._stop.set()
         try:
             return self._reply.result(timeout=STOP_GRACE_S)
