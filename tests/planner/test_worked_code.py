@@ -97,6 +97,8 @@ def test_a_program_no_float_or_parser_can_hold_is_left_to_its_words(code):
         ("(2 + 4) x 6 + 1 = 37 seats.\nANSWER: 37", None),
         ("\\( (2 + 4) \\times 6 + 1 = 37 \\)\nANSWER: 37", None),
         ("so 3 + 4 = 8, then 8 x 2 = 16.\nANSWER: 8", (7, "3 + 4 = 8")),
+        ("- 180 + 300 + 400 = 980 dollars\nANSWER: 980", (880, "180 + 300 + 400 = 980")),
+        ("\\(\\frac{70}{10} + 6 + 1 = 15\\)\nANSWER: 15", None),
     ],
 )
 def test_a_worked_answer_s_last_sum_written_wrong_is_found(text, slip):

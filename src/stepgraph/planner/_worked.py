@@ -69,8 +69,9 @@ _SUM = re.compile(
 _OPERATORS = {"×": "*", "x": "*", "\\times": "*", "\\cdot": "*", "÷": "/", "\\div": "/"}
 # A sum that is one piece of a longer one: "6 + 6 \\times 6 = 6 + 36 = 42" holds no
 # "6 + 6 \\times 6 = 6" (GSM8K test 1185, read as a slip worth 42), nor "(2 + 4) x 6 + 1 = 37"
-# a "6 + 1 = 37".
-_OPERATOR_BEFORE = re.compile(r"(?:[-+*/×÷]|(?<!\\)\)|[\d)]\s*x|\\times|\\cdot|\\div)\s*$")
+# a "6 + 1 = 37". Before it, only an operator after a number or a bracket: a bullet's "- "
+# starts a sum.
+_OPERATOR_BEFORE = re.compile(r"(?:[\d)}]\s*[-+*/×÷x]|\\times|\\cdot|\\div)\s*$")
 _OPERATOR_AFTER = re.compile(r"\s*(?:[-+*/×÷]|\\times|\\cdot|\\div)\s*[$\d(]")
 
 
