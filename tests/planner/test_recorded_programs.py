@@ -1,6 +1,6 @@
 """Real programs a small model wrote for GSM8K train questions, read by today's engine.
 
-`recorded_programs.jsonl` holds 659 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
+`recorded_programs.jsonl` holds 718 replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, on
 llama.cpp) to the program request (`planner/prompts/program.md`), each with its question
 (GSM8K, MIT licence), the dataset's answer, and the value Python gives the program
 (`python_value`, worked out once offline when they were recorded; no test runs them).
@@ -8,7 +8,9 @@ The `#clock-...` rows are the 13 train questions with a.m./p.m. clock ranges, as
 and after the engine read such ranges (2026-12-06, fifteenth session), greedy and sampled.
 The `#t21` rows are the first program of each of 40 train questions (seed 61) asked through
 the small-model preset in the eighteenth session, the `#t23` rows likewise (seed 62, 39 with
-a value) in the nineteenth.
+a value) in the nineteenth; `#t25` (31 questions of the twentieth session's readings, seed
+20) and `#t27` (28 of 30 questions, seed 63, asked in the twenty-first session; two were
+already here with the same program) likewise.
 
 Two things a user relies on are held here:
 
