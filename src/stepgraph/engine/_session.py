@@ -354,8 +354,7 @@ class RunSession:
         finally:
             if ahead is not None and not ahead.taken:
                 # `auto` checked by another plan after all (by the plan's own inputs)
-                self.ahead = ahead
-                self._drop_ahead("the check took another plan as its witness")
+                self._unused(ahead, "the check took another plan as its witness")
 
     @property
     def _cross_wanted(self) -> bool:
@@ -384,19 +383,19 @@ class RunSession:
         planner = self.config.planner
         if not self._cross_wanted or planner is None:
             return None
-        words_witness = getattr(planner, "words_witness", None)
-        if words_witness is None or not words_witness(self.prepared):
-            return None
         limits = set(self.budget.limits()) if self.budget is not None else set()
         if limits & {"model_calls", "prompt_tokens", "completion_tokens", "cost"}:
             return None
         return planner.worked_ahead(self.prepared)
 
-    def _drop_ahead(self, why: str = "no plan reached it") -> None:
-        """A worked answer asked ahead and never compared: stopped, and its cost journaled."""
+    def _drop_ahead(self) -> None:
+        """A worked answer asked ahead that no plan reached: stopped, its cost journaled."""
         ahead, self.ahead = self.ahead, None
-        if ahead is None:
-            return
+        if ahead is not None:
+            self._unused(ahead, "no plan reached it")
+
+    def _unused(self, ahead: WorkedAhead, why: str) -> None:
+        """A worked answer asked ahead and never compared: stopped, and its cost journaled."""
         reply = ahead.stop()
         self.journal.emit(
             LLMUnused(

@@ -426,13 +426,14 @@ class Planner:
         """The worked answer, asked now in the background; None where it is not to be.
 
         Only when asked for (`worked_ahead`), and only from a client that answers requests
-        side by side (an HTTP endpoint: a scripted or replayed model answers in order); it
-        is streamed, so it can be stopped when no plan reaches it.
+        side by side (an HTTP endpoint: a scripted or replayed model answers in order), and
+        only where the words will be the witness (`words_witness`); it is streamed, so it
+        can be stopped when no plan reaches it.
         """
         client = self.client
         if not self.ask_worked_ahead or not getattr(client, "answers_concurrently", False):
             return None
-        if not isinstance(client, StreamingClient):
+        if not isinstance(client, StreamingClient) or not self.words_witness(task):
             return None
         return WorkedAhead(client, _worked_messages(task))
 
