@@ -247,9 +247,14 @@ def test_words_that_disagree_ask_for_a_fresh_plan_held_to_the_same_words(tmp_pat
     result, model, path = _buses(
         tmp_path, [nearest, WORDS_8, ceil_plan], afresh_on_disagreement=True
     )
-    assert result.status is RunStatus.VERIFIED and result.answer == "8 buses"
+    # the fresh plan's value is kept apart, unverified: the first plan still disagrees, and
+    # a two-to-one vote is no verification
+    assert result.status is RunStatus.UNVERIFIED and result.answer.startswith("no answer")
+    assert not result.values and result.unverified_values == {"buses": 8}
+    verdict = _cross(result)
+    assert not verdict.passed and "no verification" in verdict.description
     assert "a fresh plan: the model's own worked answer, in words, now agrees" in (
-        _cross(result).description
+        verdict.description
     )
     journal = read_journal(path)
     assert [e.purpose for e in journal.of_kind("llm.request")] == ["plan", "worked", "repair"]

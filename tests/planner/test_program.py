@@ -330,12 +330,16 @@ def test_more_program_tries_are_asked_for_journaled_and_replayed(tmp_path):
 
 
 def test_program_only_holds_a_fresh_program_to_the_same_words_after_they_disagree(tmp_path):
-    """The words said 18, the program 34: a fresh program (sampled) says 18 and verifies."""
+    """The words said 18, the program 34: a fresh program (sampled) says 18 and answers.
+
+    Unverified: the first program, which passed its own checks, still says 34.
+    """
     wrong = FUNCTION.replace("- baked", "+ baked")
     outcome, model = _only(
         [wrong, WORKED, FUNCTION], tmp_path, retry_with="fresh", afresh_on_disagreement=True
     )
-    assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert not outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert "the first plan disagreed with them" in (tmp_path / "r.jsonl").read_text()
     assert len(model.requests) == 3  # one worked answer: the same words judge the fresh one
     assert model.requests[2][0]["content"] == PROGRAM_PROMPT and model.attempts[2] > 1
     assert replay(tmp_path / "r.jsonl").identical
@@ -361,14 +365,31 @@ def test_the_output_a_model_imagines_after_its_program_is_not_read_as_the_progra
 WRONG_WORDS = "16 - 3 = 13 eggs; 13 * 2 = 26.\nANSWER: 26"
 
 
-def test_second_words_that_agree_with_the_program_outvote_the_first(tmp_path):
-    """Program 18, words 26, words again (sampled) 18: two routes of three agree."""
-    outcome, model = _only([FUNCTION, WRONG_WORDS, WORKED], tmp_path, second_words=True)
+WORKED_BACKED = WORKED + "\n```python\nleft = 16 - 3 - 4\nprint(left * 2)\n```\n"
+
+
+def test_second_words_backed_by_their_own_code_outvote_the_first(tmp_path):
+    """Program 18, words 26, words again (sampled) 18 and their code 18: three against one."""
+    outcome, model = _only([FUNCTION, WRONG_WORDS, WORKED_BACKED], tmp_path, second_words=True)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
     assert model.attempts == [1, 1, 2]  # the second worked answer is sampled
     assert model.requests[2] == model.requests[1]  # the same question, asked again
     journal = (tmp_path / "r.jsonl").read_text()
-    assert "the first said 26: two of three routes agree" in journal
+    assert "the first said 26: three routes against one" in journal
+    assert replay(tmp_path / "r.jsonl").identical
+
+
+def test_second_words_without_code_of_their_own_answer_but_verify_nothing(tmp_path):
+    """Program 18, words 26, words again 18 in prose only: a two-to-one vote, unverified.
+
+    On GSM8K train such second samples agreed with a wrong program 4 times in 12.
+    """
+    outcome, model = _only([FUNCTION, WRONG_WORDS, WORKED], tmp_path, second_words=True)
+    assert not outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    assert len(model.requests) == 3  # and no fresh program is asked: the plan's answer stands
+    journal = (tmp_path / "r.jsonl").read_text()
+    assert "unbacked by code; the first said 26" in journal
+    assert "no verification" in journal
     assert replay(tmp_path / "r.jsonl").identical
 
 
@@ -390,7 +411,8 @@ def test_words_their_own_code_backs_are_not_outvoted_by_a_second_sample(tmp_path
     assert "its own code says so too: no second worked answer" in (tmp_path / "r.jsonl").read_text()
     # code that works out another number backs nothing: the second sample is asked
     unbacked = WRONG_WORDS + "\n```python\nleft = 16 - 3\nprint(left * 3)\n```\n"
-    outcome, model = _only([FUNCTION, unbacked, WORKED], tmp_path / "b", second_words=True)
+    replies = [FUNCTION, unbacked, WORKED_BACKED]
+    outcome, model = _only(replies, tmp_path / "b", second_words=True)
     assert outcome.verified and len(model.requests) == 3
 
 

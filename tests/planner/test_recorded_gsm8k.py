@@ -12,7 +12,8 @@ that passed every check of its own and that only the words caught; ``retry_with:
 replays a run whose refused plans were asked for again without feedback; ``program_first``
 one whose first request was for the model's own program, ``program_only`` one that asked
 for programs and no plan (``afresh_on_disagreement``, ``second_words``: what it asked
-after a disagreement).
+after a disagreement); ``unverified_but_right`` one whose live run verified by a route
+that verifies no more (it says why), its right answer kept apart, unverified.
 
 Replies are served by what is asked: a request for a program gets the next recorded
 program, one for the worked answer the next worked answer, any other the next of the rest
@@ -95,6 +96,8 @@ def test_a_recorded_gsm8k_answer_is_never_verified_when_it_is_wrong(path, tmp_pa
     assert outcome.error_kind != "internal", outcome.error
     if case.get("verified_correct"):  # what the real run got right stays right
         assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+    if case.get("unverified_but_right"):  # verified once, by a route that verifies no more
+        assert not outcome.verified and outcome.correct, (outcome.status, outcome.answer)
     if case.get("caught_by_worked_answer"):  # a wrong plan every own check passed
         assert "worked answer, in words, disagrees" in (outcome.answer or ""), outcome.answer
 

@@ -20,8 +20,12 @@ plan and a worked answer that misread the goal alike are rarer than two plans th
 the words come back from a small model nearly always, where a second valid plan often does
 not. A worked answer that disagrees leaves the run unverified; no repair is asked for,
 since the words cannot say which of the two misread the goal. With the planner's ``second_words``
-the worked answer is first asked once more, sampled: where that one agrees with the plan,
-two routes of three agree and the run verifies, the first words' dissent in the verdict.
+the worked answer is first asked once more, sampled: where that one agrees with the plan and
+its own code backs its words, three routes stand against one and the run verifies, the first
+words' dissent in the verdict. Routes that agree only after another disagreed (a second
+sample in words alone, a fresh plan held to the first words) give their answer unverified:
+such two-to-one votes verified a wrong answer 1 time in 5 on GSM8K, the first agreement 1
+in 50.
 
 Disagreement between two plans that both ran and verified goes to a repair round with the
 other plan and its values; the repaired plan's answer is compared with that plan's (no
@@ -91,11 +95,12 @@ class CrossOutcome:
     verdict: Verdict
     second: Second | None = None
     words: Words | None = None
+    after_dissent: bool = False  # the routes agree only after one disagreed: no verdict passed
 
     @property
     def words_disagree(self) -> bool:
         """A worked answer with a number, and a plan that ran and passed, not agreeing."""
-        return self.words is not None and not self.verdict.passed
+        return self.words is not None and not self.verdict.passed and not self.after_dissent
 
     def repair_material(self) -> list[str]:
         """What a repair round is shown on disagreement: the verdict, the other plan, its values."""
@@ -114,12 +119,34 @@ class CrossOutcome:
 def compare_with_words(
     words: Words, task: PreparedTask, plan: StepGraph, execution: Execution
 ) -> CrossOutcome:
-    """A fresh plan's answer against the worked answer already given (no new model call)."""
+    """A fresh plan's answer against the worked answer already given (no new model call).
+
+    Agreeing, it answers, but unverified: the first plan, which passed its own checks,
+    still disagrees, and such a two-to-one vote was wrong 4 times in 19 (`DISSENT`).
+    """
     template = task.answer or plan.answer
     first = _final_value(plan, execution, template)
     if first is None:
         return CrossOutcome(_verdict(False, "the fresh plan produced no final value"), words=words)
-    return held_to_words(words, task, first, template, execution, again=True)
+    outcome = held_to_words(words, task, first, template, execution, again=True)
+    if not outcome.verdict.passed:
+        return outcome
+    return _after_dissent(outcome, "the first plan disagreed with them")
+
+
+# Why an agreement reached only after a disagreement verifies nothing: measured on the
+# small model's GSM8K runs (docs/performance.md, "which agreement verified").
+DISSENT = (
+    "an agreement reached only after a disagreement is no verification (on GSM8K such "
+    "two-to-one votes were wrong 1 time in 5, a first agreement 1 in 50)"
+)
+
+
+def _after_dissent(agreed: CrossOutcome, dissent: str) -> CrossOutcome:
+    """Routes that agree only after another route disagreed: the answer stands unverified."""
+    description = f"{agreed.verdict.description}; but {dissent}: {DISSENT}"
+    verdict = agreed.verdict.model_copy(update={"passed": False, "description": description})
+    return replace(agreed, verdict=verdict, after_dissent=True)
 
 
 def compare_with(
@@ -312,9 +339,12 @@ def _second_words(
 ) -> CrossOutcome:
     """The worked answer asked once more (`ask`, sampled), after the first disagreed.
 
-    Where the second agrees with the plan (`hold`), two routes of three agree and the
-    plan's answer verifies, the first words' dissent named in the verdict; else the first
-    disagreement stands, with the first words (a fresh plan is held against them).
+    Where the second agrees with the plan (`hold`) and its own code backs its words, three
+    routes stand against the first words' one and the plan's answer verifies, the dissent
+    named in the verdict. Agreeing unbacked, the plan's answer stands unverified: two
+    samples of one model against each other are a coin (on GSM8K train such agreements
+    were wrong 4 times in 12). Else the first disagreement stands, with the first words
+    (a fresh plan is held against them).
     """
     try:
         words = _read_words(ask(), code)
@@ -326,9 +356,12 @@ def _second_words(
     if not second.verdict.passed:
         return disagreed
     said = disagreed.verdict.values.get("second", "?")
+    if not words.backed:
+        dissent = f"it is a second worked answer, sampled, unbacked by code; the first said {said}"
+        return _after_dissent(second, dissent)
     description = (
-        f"{second.verdict.description} (a second worked answer, sampled; the first said "
-        f"{said}: two of three routes agree)"
+        f"{second.verdict.description} (a second worked answer, sampled, its own code "
+        f"agreeing; the first said {said}: three routes against one)"
     )
     return CrossOutcome(second.verdict.model_copy(update={"description": description}), words=words)
 

@@ -98,7 +98,8 @@ class PlannerSettings(BaseSettings):
         False,
         description="With fresh retries and a worked route: when the worked answer "
         "disagrees with a plan that passed its own checks, ask a fresh plan from the goal "
-        "alone (in a repair round) and hold it against the same words.",
+        "alone (in a repair round) and hold it against the same words; agreeing, its "
+        "answer is given unverified (the first plan still disagrees).",
     )
     tool_schemas: bool = Field(
         True,
@@ -131,8 +132,9 @@ class PlannerSettings(BaseSettings):
     second_words: bool = Field(
         False,
         description="When the worked answer disagrees with a plan that passed its own "
-        "checks, ask it once more, sampled: where that one agrees with the plan, two of "
-        "three routes agree and the plan's answer verifies (the dissent stays in the verdict).",
+        "checks, ask it once more, sampled: where that one agrees with the plan and its own "
+        "code backs its words, the plan's answer verifies (the dissent stays in the "
+        "verdict); agreeing in words alone, the answer stays unverified.",
     )
     examples: ExampleChoice = Field(
         "first",
