@@ -135,7 +135,7 @@ def compare_with_words(
 
 
 # Why an agreement reached only after a disagreement verifies nothing: measured on the
-# small model's GSM8K runs (docs/performance.md, "which agreement verified").
+# small model's GSM8K runs (docs/performance.md, "An agreement after a disagreement").
 DISSENT = (
     "an agreement reached only after a disagreement is no verification (on GSM8K such "
     "two-to-one votes were wrong 1 time in 5, a first agreement 1 in 50)"
