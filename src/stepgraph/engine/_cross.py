@@ -24,8 +24,8 @@ the worked answer is first asked once more, sampled: where that one agrees with 
 its own code backs its words, three routes stand against one and the run verifies, the first
 words' dissent in the verdict. Routes that agree only after another disagreed (a second
 sample in words alone, a fresh plan held to the first words) give their answer unverified:
-such two-to-one votes verified a wrong answer 1 time in 5 on GSM8K, the first agreement 1
-in 50.
+on GSM8K a fifth of such two-to-one votes verified a wrong answer, of first agreements 1
+in 40.
 
 Disagreement between two plans that both ran and verified goes to a repair round with the
 other plan and its values; the repaired plan's answer is compared with that plan's (no
@@ -137,8 +137,8 @@ def compare_with_words(
 # Why an agreement reached only after a disagreement verifies nothing: measured on the
 # small model's GSM8K runs (docs/performance.md, "An agreement after a disagreement").
 DISSENT = (
-    "an agreement reached only after a disagreement is no verification (on GSM8K such "
-    "two-to-one votes were wrong 1 time in 5, a first agreement 1 in 50)"
+    "an agreement reached only after a disagreement is no verification (on GSM8K a fifth "
+    "of such two-to-one votes were wrong, of first agreements 1 in 40)"
 )
 
 
