@@ -34,6 +34,7 @@ from tests.planner._recordings import RecordedModel
 
 CASES = sorted((Path(__file__).parent / "recorded_gsm8k").glob("*.json"))
 
+
 def _suite(case: dict) -> Suite:
     goal = {"id": case["id"], "goal": case["question"], "expect": case["expected"]}
     return Suite(name="recorded", tolerance=1e-9, goals=[goal])

@@ -42,4 +42,3 @@ def test_a_recorded_suite_goal_ends_as_it_did_live(path, tmp_path):
 
 def test_the_whole_suite_is_recorded():
     assert {path.stem for path in CASES} == {goal.id for goal in load_suite(SUITE).goals}
-
