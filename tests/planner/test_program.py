@@ -384,9 +384,12 @@ def test_second_words_without_code_of_their_own_answer_but_verify_nothing(tmp_pa
 
     On GSM8K train such second samples agreed with a wrong program 4 times in 12.
     """
-    outcome, model = _only([FUNCTION, WRONG_WORDS, WORKED], tmp_path, second_words=True)
+    outcome, model = _only(
+        [FUNCTION, WRONG_WORDS, WORKED], tmp_path,
+        second_words=True, retry_with="fresh", afresh_on_disagreement=True,
+    )  # fmt: skip
     assert not outcome.verified and outcome.correct, (outcome.status, outcome.answer)
-    assert len(model.requests) == 3  # and no fresh program is asked: the plan's answer stands
+    assert len(model.requests) == 3  # no fresh program against the first words: two against two
     journal = (tmp_path / "r.jsonl").read_text()
     assert "unbacked by code; the first said 26" in journal
     assert "no verification" in journal
