@@ -54,10 +54,11 @@ def test_the_preset_over_http_asks_a_program_caps_tokens_and_cross_checks(httpse
         "fresh",
         "auto",
     )
+    # nothing more is asked on a disagreement: what agrees after one no longer verifies
     assert (config.numbered_names, config.second_words, config.afresh_on_disagreement) == (
         True,
-        True,
-        True,
+        False,
+        False,
     )
     purposes = [request.purpose for request in read_journal(journal).of_kind("llm.request")]
     assert purposes == ["program", "worked"]
