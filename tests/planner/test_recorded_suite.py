@@ -14,7 +14,6 @@ first words disagreed (an agreement after a disagreement: right, unverified), an
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,7 +30,10 @@ CASES = sorted((Path(__file__).parent / "recorded_suite").glob("*.json"))
 RECORDED_WITH = {"second_words": True, "afresh_on_disagreement": True}
 
 
-def _replay(path: Path, tmp_path: Path, **settings: bool) -> tuple[dict, GoalOutcome, Any]:
+Replayed = tuple[dict, GoalOutcome, RecordedModel]  # the case, its outcome, the model asked
+
+
+def _replay(path: Path, tmp_path: Path, **settings: bool) -> Replayed:
     case = json.loads(path.read_text(encoding="utf-8"))
     suite = load_suite(SUITE)
     [goal] = [goal for goal in suite.goals if goal.id == case["id"]]
