@@ -95,11 +95,15 @@ class CrossOutcome:
     verdict: Verdict
     second: Second | None = None
     words: Words | None = None
-    after_dissent: bool = False  # the routes agree only after one disagreed: no verdict passed
+    after_dissent: bool = False  # agreeing only after another route disagreed: not passed
 
     @property
     def words_disagree(self) -> bool:
-        """A worked answer with a number, and a plan that ran and passed, not agreeing."""
+        """A worked answer with a number, and a plan that ran and passed, not agreeing.
+
+        Not an agreement reached after a dissent: its verdict fails, yet nothing disagrees
+        with it that a fresh plan could settle.
+        """
         return self.words is not None and not self.verdict.passed and not self.after_dissent
 
     def repair_material(self) -> list[str]:
