@@ -99,6 +99,13 @@ def test_a_program_no_float_or_parser_can_hold_is_left_to_its_words(code):
         ("so 3 + 4 = 8, then 8 x 2 = 16.\nANSWER: 8", (7, "3 + 4 = 8")),
         ("- 180 + 300 + 400 = 980 dollars\nANSWER: 980", (880, "180 + 300 + 400 = 980")),
         ("\\(\\frac{70}{10} + 6 + 1 = 15\\)\nANSWER: 15", None),
+        # the last link of a chain (train 3900: the link before it hid it), never a number's tail
+        (
+            "\\[ 19 \\times 105 \\times 5 = 19 \\times 525 = 10025 \\]\nANSWER: 10025",
+            (9975, "19 \\times 525 = 10025"),
+        ),
+        ("So 125 + 5 = 131 apples.\nANSWER: 131", (130, "125 + 5 = 131")),
+        ("2 x 3 = 6 = 6 x 1.\nANSWER: 6", None),
     ],
 )
 def test_a_worked_answer_s_last_sum_written_wrong_is_found(text, slip):

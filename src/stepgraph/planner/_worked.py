@@ -62,9 +62,12 @@ class Slip:
 
 # "180 + 300 + 400 = 980 dollars", "\\( 4 \\times 45 = 180 \\)": numbers and operators only
 _NUMERAL = r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# Found where each starts (a lookahead), so the links of a chain overlap: "19 \\times 105
+# \\times 5 = 19 \\times 525 = 10025" holds "19 \\times 525 = 10025" (GSM8K train 3900, a slip
+# hidden behind the link before it), never a piece of a number ("25 + 5" in "125 + 5").
 _SUM = re.compile(
-    rf"(?P<terms>{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+)"
-    rf"\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d)"
+    rf"(?<![\d.,$])(?=(?P<terms>{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+)"
+    rf"\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d))"
 )
 _OPERATORS = {"×": "*", "x": "*", "\\times": "*", "\\cdot": "*", "÷": "/", "\\div": "/"}
 # A sum that is one piece of a longer one: "6 + 6 \\times 6 = 6 + 36 = 42" holds no
@@ -88,7 +91,7 @@ def slipped_final(text: str, final: float) -> Slip | None:
         for m in _SUM.finditer(text)
         if _number(m.group("result")) == final
         and not _OPERATOR_BEFORE.search(text, 0, m.start())
-        and not _OPERATOR_AFTER.match(text, m.end())
+        and not _OPERATOR_AFTER.match(text, m.end("result"))
     ]
     if not sums:
         return None
@@ -101,7 +104,8 @@ def slipped_final(text: str, final: float) -> Slip | None:
         return None
     if not isinstance(value, int | float) or math.isclose(value, final, rel_tol=1e-6):
         return None
-    return Slip(" ".join(sums[-1].group(0).split()), float(value))
+    written = text[sums[-1].start("terms") : sums[-1].end("result")]
+    return Slip(" ".join(written.split()), float(value))
 
 
 def _number(text: str) -> float:
