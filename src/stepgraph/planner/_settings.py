@@ -61,7 +61,8 @@ class PlannerSettings(BaseSettings):
         "none",
         description="small-model: the settings measured best with a 1.5B model on a CPU "
         "(plans in lines, numbered names, fresh retries, programs where the words check, "
-        "the words asked again); each setting given by its own variable still wins.",
+        "greedy loops stopped, the nearest examples); each setting given by its own variable "
+        "still wins.",
     )
     plan_syntax: PlanSyntax = Field(
         "json", description="json: the plan's JSON schema; lines: one Python-like line a step."
