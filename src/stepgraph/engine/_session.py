@@ -38,6 +38,7 @@ from stepgraph.engine._floors import dropped_remainders
 from stepgraph.engine._gate import ApprovalGate
 from stepgraph.engine._ledger import CallLedger
 from stepgraph.engine._options import RunConfig, RunOptions, require_planner
+from stepgraph.engine._pairs import unpaired
 from stepgraph.engine._planning import planned, programmed, refuse_time_of_day, repaired
 from stepgraph.engine._plans import PlanBook
 from stepgraph.engine._remembering import Remembering
@@ -122,6 +123,7 @@ class RunSession:
             verdicts.append(whole_count(goal, execution.values[target]))
         verdicts.append(answer_kind(goal, answer_values(plan, execution, self.prepared)))
         verdicts.append(dropped_remainders(goal, plan.steps, execution.actions))
+        verdicts.append(unpaired(goal, plan.steps, execution.actions))
         return [verdict for verdict in verdicts if verdict is not None]
 
     def _held_to_goal(self, plan: StepGraph) -> bool:

@@ -1,0 +1,86 @@
+"""A question that asks for pairs of things the goal counts one by one needs a halving.
+
+Held-out GSM8K 1267 ("10 2-legged animals and 15 4-legged animals ... how many pairs of
+animal legs") was verified with 80: the program counted legs, and the model's words did the
+same. Nothing checked that the answer was in pairs. Where the goal states no number of
+pairs ("22 pairs of shoes", "a pair"), a count of pairs comes from single things divided
+by two; on all 8,792 GSM8K train and test questions that ask "how many pairs" of things the
+goal counts singly (5: leggings, shoes, pencils, microphones, legs) the solution halves. A
+plan that never divides by two (nor multiplies by a half) fails a verdict that says so; a
+right plan that counts in pairs from the start (two pairs of legs a dog) is unverified with
+it, which is the price of the check.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from stepgraph.exceptions import StepgraphError
+from stepgraph.model import Step, Verdict, VerdictKind
+from stepgraph.planner._read_goal import the_question
+from stepgraph.tools.expression import Expression, close, evaluate_node, parse
+from stepgraph.units import normalize
+
+_ASKS_PAIRS = re.compile(r"\bhow\s+many\s+(?:\w+\s+)?pairs\b", re.IGNORECASE)
+# "22 pairs of shoes", "a pair of socks", "7 more pairs", "the pairs", "each pair":
+# a goal that counts in pairs itself (the words before "pair", at most one between)
+_PAIRS_COUNTED = re.compile(
+    r"\b(?:\d[\d,.]*|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"\w+teen|\w+ty|dozens?|several|few|many|more|each|every|per|the|these|those|their|"
+    r"his|her|of)\s+(?:[\w-]+\s+)?pairs?\b",
+    re.IGNORECASE,
+)
+
+
+def unpaired(
+    goal: str, steps: Iterable[Step], actions: Mapping[str, dict[str, Any]]
+) -> Verdict | None:
+    """A failed verdict where pairs are asked of single things and no step halves."""
+    question = the_question(goal)
+    asked = _ASKS_PAIRS.search(question or "")
+    if question is None or asked is None:
+        return None
+    start = goal.find(question) + asked.start()
+    elsewhere = goal[:start] + goal[start + len(asked.group(0)) :]
+    if _PAIRS_COUNTED.search(elsewhere):
+        return None
+    for step in steps:
+        expression = actions.get(step.id, {}).get("expression")
+        if step.tool == "calculate" and expression and _halves(expression):
+            return None
+    return Verdict(
+        kind=VerdictKind.ANSWER,
+        passed=False,
+        description="the question asks how many pairs, and the goal counts single things: "
+        "no step divides by 2, so the answer counts the things, not their pairs",
+        values={"asked": asked.group(0)},
+    )
+
+
+def _halves(expression: Any) -> bool:
+    """Whether the expression divides by two or multiplies by a half anywhere."""
+    try:
+        bound = Expression.from_data(expression)
+        parsed = parse(bound.text, bound.bindings)
+    except StepgraphError:
+        return False
+    for node in ast.walk(parsed.tree):
+        if not isinstance(node, ast.BinOp):
+            continue
+        if isinstance(node.op, ast.Div | ast.FloorDiv):
+            sides, factor = [node.right], 2.0
+        elif isinstance(node.op, ast.Mult):
+            sides, factor = [node.left, node.right], 0.5
+        else:
+            continue
+        for side in sides:
+            try:
+                value = normalize(evaluate_node(side, parsed))
+                if isinstance(value, int | float) and close(float(value), factor):
+                    return True
+            except (StepgraphError, ArithmeticError, TypeError, ValueError):
+                continue
+    return False
