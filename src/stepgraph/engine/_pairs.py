@@ -40,12 +40,10 @@ def unpaired(
 ) -> Verdict | None:
     """A failed verdict where pairs are asked of single things and no step halves."""
     question = the_question(goal)
-    asked = _ASKS_PAIRS.search(question or "")
-    if question is None or asked is None:
+    if question is None or not _ASKS_PAIRS.search(question):
         return None
-    start = goal.find(question) + asked.start()
-    elsewhere = goal[:start] + goal[start + len(asked.group(0)) :]
-    if _PAIRS_COUNTED.search(elsewhere):
+    asked = [*_ASKS_PAIRS.finditer(goal)][-1]
+    if _PAIRS_COUNTED.search(goal[: asked.start()] + goal[asked.end() :]):
         return None
     for step in steps:
         expression = actions.get(step.id, {}).get("expression")
@@ -79,6 +77,8 @@ def _halves(expression: Any) -> bool:
         for side in sides:
             try:
                 value = normalize(evaluate_node(side, parsed))
+                # 2 leg/pair as much as a bare 2: what halves is the number
+                value = getattr(value, "magnitude", value)
                 if isinstance(value, int | float) and close(float(value), factor):
                     return True
             except (StepgraphError, ArithmeticError, TypeError, ValueError):
