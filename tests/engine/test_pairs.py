@@ -57,6 +57,11 @@ def _verdict(goal: str, text: str, **bindings):
         (SHOES, "${b} + ${b} * 3", {"b": 22}, False),  # the goal counts in pairs itself
         (PANTS, "${p} / 3 + ${d} / 3", {"p": 21, "d": 18}, False),
         ("How many socks does he own?", "${a} * 2", {"a": 4}, False),  # no pairs asked
+        # the goal says "pair" elsewhere: it may count in pairs itself
+        ("Socks are sold in pairs for $4. How many pairs can Tom buy with $20?",
+         "${m} / ${p}", {"m": 20, "p": 4}, False),
+        ("Socks cost $3/pair. How many pairs can he buy with $12?", "${m} / ${p}",
+         {"m": 12, "p": 3}, False),
     ],
 )  # fmt: skip
 def test_pairs_asked_of_single_things_need_a_halving(goal, text, bindings, fails):
@@ -68,7 +73,7 @@ def test_pairs_asked_of_single_things_need_a_halving(goal, text, bindings, fails
 
 
 def test_legs_counted_for_pairs_are_never_verified(tmp_path):
-    """Before, 80 was verified: the model's words counted the legs too."""
+    """Held-out 1267 through the engine: 80 was verified, the model's words counting legs too."""
     words = "10 * 2 = 20 legs and 15 * 4 = 60 legs: 80 in all.\nANSWER: 80"
     outcome, _ = run_programs(LEGS, 40, [COUNTED_LEGS] * 2, words, tmp_path)
     assert not outcome.verified
@@ -76,6 +81,7 @@ def test_legs_counted_for_pairs_are_never_verified(tmp_path):
 
 
 def test_legs_halved_into_pairs_verify(tmp_path):
+    """The same legs divided by two make the 40 pairs asked, and the run verifies."""
     words = "20 + 60 = 80 legs, and 80 / 2 = 40 pairs.\nANSWER: 40"
     outcome, _ = run_programs(LEGS, 40, [HALVED_LEGS], words, tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)

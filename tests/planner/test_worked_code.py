@@ -106,6 +106,8 @@ def test_a_program_no_float_or_parser_can_hold_is_left_to_its_words(code):
         ),
         ("So 125 + 5 = 131 apples.\nANSWER: 131", (130, "125 + 5 = 131")),
         ("2 x 3 = 6 = 6 x 1.\nANSWER: 6", None),
+        ("$$3 \\times 4 = 13$$\nANSWER: 13", (12, "$3 \\times 4 = 13")),
+        ("-3 + 5 = 2 degrees.\nANSWER: 2", None),  # a sign, not a bullet
     ],
 )
 def test_a_worked_answer_s_last_sum_written_wrong_is_found(text, slip):

@@ -116,7 +116,7 @@ class RunSession:
         self._task_plan_dump: dict[str, Any] | None = None
 
     def _answer_verdicts(self, plan: StepGraph, execution: Execution) -> list[Verdict]:
-        """Failed verdicts: a fraction of things needed, no value of the kind asked, a floor."""
+        """Failed verdicts: a fraction of things needed, another kind, a floor, no halving."""
         goal, verdicts = self.prepared.task.goal, []
         target = answer_target(plan, execution, self.prepared)
         if target is not None and target in execution.values:

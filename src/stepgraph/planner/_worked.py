@@ -64,9 +64,10 @@ class Slip:
 _NUMERAL = r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 # Found where each starts (a lookahead), so the links of a chain overlap: "19 \\times 105
 # \\times 5 = 19 \\times 525 = 10025" holds "19 \\times 525 = 10025" (GSM8K train 3900, a slip
-# hidden behind the link before it), never a piece of a number ("25 + 5" in "125 + 5").
+# hidden behind the link before it), never a piece of a number ("25 + 5" in "125 + 5", "3"
+# of "$3" but for "$$3" display math) nor after a sign ("-3 + 5 = 2" is no "3 + 5").
 _SUM = re.compile(
-    rf"(?<![\d.,$])(?=(?P<terms>{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+)"
+    rf"(?<![\d.,-])(?!(?<=\$)\d)(?=(?P<terms>{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+)"
     rf"\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d))"
 )
 _OPERATORS = {"×": "*", "x": "*", "\\times": "*", "\\cdot": "*", "÷": "/", "\\div": "/"}
