@@ -5,9 +5,11 @@ from typing import Any
 
 from stepgraph import Engine, Planner
 from stepgraph.evaluation import GoalOutcome, Suite, run_goal
+from stepgraph.model import Step
 from stepgraph.planner._client import LLMReply, Message
 from stepgraph.planner._prompt import render
 from stepgraph.testing import ScriptedLLM
+from stepgraph.tools.expression import Expression
 
 
 class Programs(ScriptedLLM):
@@ -38,3 +40,10 @@ def run_programs(
     suite = Suite(name="programs", goals=[{"id": "g", "goal": goal, "expect": expect}])
     engine = Engine(planner=planner, cross_check=True)
     return run_goal(suite, suite.goals[0], engine, tmp_path, tmp_path / "r.jsonl"), model
+
+
+def one_step(text: str, **bindings: Any) -> tuple[list[Step], dict[str, dict[str, Any]]]:
+    """A plan's one calculate step `s` of `text` and its action, for an answer verdict."""
+    step = Step(id="s", tool="calculate", args={"expression": text})
+    expression = Expression(text, {f"${{{name}}}": value for name, value in bindings.items()})
+    return [step], {"s": {"expression": expression}}

@@ -3,10 +3,8 @@
 import pytest
 
 from stepgraph.engine._floors import dropped_remainders
-from stepgraph.model import Step
-from stepgraph.tools.expression import Expression
 from stepgraph.units import parse_quantity
-from tests.engine._programs import run_programs
+from tests.engine._programs import one_step, run_programs
 
 # Held-out GSM8K 1140 and the model's program there (verified with 18 before; the answer is 27)
 POTATOES = (
@@ -28,9 +26,7 @@ print(total_potatoes)
 
 
 def _verdict(goal: str, text: str, **bindings):
-    step = Step(id="s", tool="calculate", args={"expression": text})
-    expression = Expression(text, {f"${{{name}}}": value for name, value in bindings.items()})
-    return dropped_remainders(goal, [step], {"s": {"expression": expression}})
+    return dropped_remainders(goal, *one_step(text, **bindings))
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,7 @@
 import pytest
 
 from stepgraph.engine._pairs import unpaired
-from stepgraph.model import Step
-from stepgraph.tools.expression import Expression
-from tests.engine._programs import run_programs
+from tests.engine._programs import one_step, run_programs
 
 # Held-out GSM8K test 1267 and the model's program there (verified with 80; the answer is 40)
 LEGS = (
@@ -40,9 +38,7 @@ PANTS = (
 
 
 def _verdict(goal: str, text: str, **bindings):
-    step = Step(id="s", tool="calculate", args={"expression": text})
-    expression = Expression(text, {f"${{{name}}}": value for name, value in bindings.items()})
-    return unpaired(goal, [step], {"s": {"expression": expression}})
+    return unpaired(goal, *one_step(text, **bindings))
 
 
 @pytest.mark.parametrize(
