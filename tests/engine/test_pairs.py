@@ -81,3 +81,10 @@ def test_legs_halved_into_pairs_verify(tmp_path):
     words = "20 + 60 = 80 legs, and 80 / 2 = 40 pairs.\nANSWER: 40"
     outcome, _ = run_programs(LEGS, 40, [HALVED_LEGS], words, tmp_path)
     assert outcome.verified and outcome.correct, (outcome.status, outcome.answer)
+
+
+def test_a_long_goal_written_against_the_reader_is_read_in_one_pass():
+    """A goal is user text: 400 KB of "1.1.1..." before "how many pairs" once took minutes."""
+    goal = "1." * 200_000 + " How many pairs of socks?"
+    verdict = _verdict(goal, "${a} * 2", a=4)
+    assert verdict is not None and not verdict.passed

@@ -5,7 +5,7 @@ import pytest
 from stepgraph.exceptions import PlanningError
 from stepgraph.model import StepGraph, Task
 from stepgraph.planner import Planner
-from stepgraph.planner._read_goal import bind_read_inputs, goal_shape, read_inputs
+from stepgraph.planner._read_goal import bind_read_inputs, goal_shape, read_inputs, the_question
 from stepgraph.task import PreparedTask, resolve_inputs
 from stepgraph.testing import ScriptedLLM
 from stepgraph.tools import default_registry
@@ -698,3 +698,23 @@ def test_a_fraction_of_a_unit_is_read_to_twelve_digits_not_the_six_shown_to_peop
     values = {item.quote: item.value for item in read.values()}
     assert values["1/3 cup scoop and"] == "0.333333333333 cp"
     assert values["2.5 TB"] == "2.5 TB"
+
+
+@pytest.mark.parametrize(
+    ("goal", "question"),
+    [
+        ("A disk holds 4.7 GB. Is it 4.7 GB? Yes.", " Is it 4.7 GB?"),
+        ("It costs $2.50 a cup. How many cups for $10?", " How many cups for $10?"),
+        ("Hi! How? Now", " How?"),
+        ("What?!", "What?"),
+        ("x. 1.5.2?", " 1.5.2?"),
+        ("A sum, no question.", None),
+    ],
+)
+def test_the_question_is_the_last_sentence_asking(goal, question):
+    assert the_question(goal) == question
+
+
+def test_the_question_of_a_goal_written_against_the_reader_is_read_in_one_pass():
+    """400 KB of "1.1.1." before the question: a pattern tried at each place took minutes."""
+    assert the_question("1." * 200_000 + " How many?") == " How many?"
