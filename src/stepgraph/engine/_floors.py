@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeGuard
 
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Step, Verdict, VerdictKind
 from stepgraph.planner._read_goal import the_question
-from stepgraph.tools.expression import Expression, close, evaluate_node, parse
+from stepgraph.tools.expression import close, evaluate_node, parse_bound
 from stepgraph.units import format_value, normalize
 
 # The question asks what fits whole, or what is left once it does.
@@ -38,10 +38,8 @@ def dropped_remainders(
     question = the_question(goal)
     if question is None or _WHOLE_FITS.search(question):
         return None
-    for step in steps:
-        expression = actions.get(step.id, {}).get("expression")
-        dropped = _dropped(expression) if step.tool == "calculate" and expression else None
-        if dropped is not None:
+    for step, expression in calculations(steps, actions):
+        if (dropped := _dropped(expression)) is not None:
             written, quotient = dropped
             return Verdict(
                 kind=VerdictKind.ANSWER,
@@ -55,11 +53,20 @@ def dropped_remainders(
     return None
 
 
+def calculations(
+    steps: Iterable[Step], actions: Mapping[str, dict[str, Any]]
+) -> Iterator[tuple[Step, Any]]:
+    """Each calculate step that ran, with its recorded expression (the values bound)."""
+    for step in steps:
+        expression = actions.get(step.id, {}).get("expression")
+        if step.tool == "calculate" and expression:
+            yield step, expression
+
+
 def _dropped(expression: Any) -> tuple[str, Any] | None:
     """The first ``a // b`` or ``floor(x)`` of the expression that drops a remainder."""
     try:
-        bound = Expression.from_data(expression)
-        parsed = parse(bound.text, bound.bindings)
+        parsed = parse_bound(expression)
     except StepgraphError:
         return None
     rounded_up = _rounded_up(parsed.tree)

@@ -20,10 +20,11 @@ from typing import Any
 
 import pint
 
+from stepgraph.engine._floors import calculations
 from stepgraph.exceptions import StepgraphError
 from stepgraph.model import Step, Verdict, VerdictKind
 from stepgraph.planner._read_goal import the_question
-from stepgraph.tools.expression import Expression, close, evaluate_node, parse
+from stepgraph.tools.expression import close, evaluate_node, parse_bound
 from stepgraph.units import normalize
 
 _ASKS_PAIRS = re.compile(r"\bhow\s+many\s+(?:\w+\s+)?pairs\b", re.IGNORECASE)
@@ -42,10 +43,8 @@ def unpaired(
     asked = [*_ASKS_PAIRS.finditer(goal)][-1]
     if _PAIR.search(goal[: asked.start()] + goal[asked.end() :]):
         return None
-    for step in steps:
-        expression = actions.get(step.id, {}).get("expression")
-        if step.tool == "calculate" and expression and _halves(expression):
-            return None
+    if any(_halves(expression) for _, expression in calculations(steps, actions)):
+        return None
     return Verdict(
         kind=VerdictKind.ANSWER,
         passed=False,
@@ -58,8 +57,7 @@ def unpaired(
 def _halves(expression: Any) -> bool:
     """Whether the expression divides by two or multiplies by a half anywhere."""
     try:
-        bound = Expression.from_data(expression)
-        parsed = parse(bound.text, bound.bindings)
+        parsed = parse_bound(expression)
     except (StepgraphError, TypeError, ValueError):  # a hand-edited journal's expression
         return False
     for node in ast.walk(parsed.tree):

@@ -66,9 +66,10 @@ _NUMERAL = r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 # \\times 5 = 19 \\times 525 = 10025" holds "19 \\times 525 = 10025" (GSM8K train 3900, a slip
 # hidden behind the link before it), never a piece of a number ("25 + 5" in "125 + 5", "3"
 # of "$3" but for "$$3" display math) nor after a sign ("-3 + 5 = 2" is no "3 + 5").
+_SUM_START = r"(?<![\d.,-])(?!(?<=\$)\d)"
+_SUM_TERMS = rf"{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+"
 _SUM = re.compile(
-    rf"(?<![\d.,-])(?!(?<=\$)\d)(?=(?P<terms>{_NUMERAL}(?:\s*(?:[-+*/×÷x]|\\times|\\cdot|\\div)\s*{_NUMERAL})+)"
-    rf"\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d))"
+    rf"{_SUM_START}(?=(?P<terms>{_SUM_TERMS})\s*=\s*(?P<result>{_NUMERAL})(?!\d|\.\d))"
 )
 _OPERATORS = {"×": "*", "x": "*", "\\times": "*", "\\cdot": "*", "÷": "/", "\\div": "/"}
 # A sum that is one piece of a longer one: "6 + 6 \\times 6 = 6 + 36 = 42" holds no

@@ -689,6 +689,12 @@ def parse(text: str, bindings: Mapping[str, Any] | None = None) -> Parsed:
     return Parsed(tree, names, references)
 
 
+def parse_bound(data: Any) -> Parsed:
+    """A recorded calculation's expression (an action's ``expression``), parsed with its values."""
+    bound = Expression.from_data(data)
+    return parse(bound.text, bound.bindings)
+
+
 def check_syntax(text: str) -> None:
     """Refuse, without evaluating, what `evaluate` would refuse (references allowed)."""
     parsed = parse(text)
